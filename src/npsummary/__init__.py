@@ -1,0 +1,55 @@
+"""npsummary: TensorBoard summaries from NumPy, without TensorFlow.
+
+Two APIs write the same event files:
+
+* ``SummaryWriter`` — the tensorboardX / ``torch.utils.tensorboard`` API::
+
+      from npsummary import SummaryWriter
+      with SummaryWriter("runs/exp1") as writer:
+          writer.add_scalar("loss", 0.25, global_step=10)
+
+* the ``tf.summary`` API, as module functions::
+
+      import npsummary as summary
+      writer = summary.create_file_writer("runs/exp1")
+      with writer.as_default(step=10):
+          summary.scalar("loss", 0.25)
+
+Importing npsummary imports numpy and protobuf only.
+"""
+
+from __future__ import annotations
+
+from . import experimental
+from ._events import EventSink, EventWriteError, FileSink, MemorySink
+from ._tf2 import (
+    NoopSummaryWriter,
+    SummaryFileWriter,
+    create_file_writer,
+    create_noop_writer,
+    flush,
+    scalar,
+)
+from .writer import SummaryWriter
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EventSink",
+    "EventWriteError",
+    "FileSink",
+    "MemorySink",
+    "NoopSummaryWriter",
+    "SummaryFileWriter",
+    "SummaryWriter",
+    "__version__",
+    "create_file_writer",
+    "create_noop_writer",
+    "experimental",
+    "flush",
+    "scalar",
+]
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

@@ -1,0 +1,159 @@
+"""Coercion and validation of user input at the API boundary.
+
+Values may be Python numbers, NumPy scalars or arrays, or any object exposing ``__array__``
+(torch, JAX, CuPy-on-host tensors) or ``__float__``; no framework is ever imported. Every error
+is a ``TypeError`` (wrong kind of thing) or ``ValueError`` (right kind, bad value) whose message
+names the tag, the value received and what was expected.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
+    "as_array",
+    "check_tag",
+    "to_float",
+    "to_float32_range",
+    "to_step",
+    "to_walltime",
+]
+
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    shape = getattr(value, "shape", None)
+    kind = type(value).__name__
+    if shape is not None:
+        return f"{kind} of shape {tuple(shape)}"
+    return f"{text} ({kind})"
+
+
+def check_tag(tag: Any, what: str = "tag") -> str:
+    """Return ``tag`` if it is a string, else raise ``TypeError``."""
+    if type(tag) is str:
+        return tag
+    if isinstance(tag, str):
+        return str(tag)
+    raise TypeError(f"{what} must be a str, got {_describe(tag)}")
+
+
+def as_array(value: Any, tag: str) -> np.ndarray:
+    """Return ``value`` as a NumPy array via ``__array__``, without copying when possible.
+
+    Torch tensors that require grad refuse ``__array__``; like every logger, we log their data.
+    """
+    if isinstance(value, np.ndarray):
+        return value
+    try:
+        return np.asarray(value)
+    except (TypeError, RuntimeError, ValueError) as exc:
+        detach = getattr(value, "detach", None)
+        if callable(detach):
+            try:
+                return np.asarray(detach().cpu())
+            except Exception:
+                pass
+        raise TypeError(
+            f"{tag!r}: cannot convert {_describe(value)} to a NumPy array: {exc}"
+        ) from exc
+
+
+def to_float(value: Any, tag: str) -> float:
+    """Return a scalar value as a Python float, or raise naming ``tag``.
+
+    Accepts Python and NumPy numbers, 0-d or size-1 arrays and array-likes, and objects with
+    ``__float__``. Strings, ``None``, complex numbers and arrays of more than one element raise.
+    """
+    if type(value) is float:
+        return value
+    if isinstance(value, (numbers.Real, np.number, np.bool_)) and not isinstance(
+        value, (np.complexfloating, complex)
+    ):
+        if isinstance(value, np.generic) and not isinstance(
+            value, (np.integer, np.floating, np.bool_)
+        ):
+            raise TypeError(f"{tag!r}: expected a real number, got {_describe(value)}")
+        return float(value)
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{tag!r}: expected a real number, got {_describe(value)}")
+    if hasattr(value, "__array__") or isinstance(value, (list, tuple)):
+        array = as_array(value, tag)
+        if array.size != 1:
+            raise ValueError(
+                f"{tag!r}: expected a scalar (a single value), got an array of shape "
+                f"{array.shape}"
+            )
+        if array.dtype.kind not in "biuf":
+            raise TypeError(
+                f"{tag!r}: expected a real number, got an array of dtype {array.dtype}"
+            )
+        return float(array.reshape(()))
+    if hasattr(value, "__float__") and not isinstance(value, complex):
+        try:
+            return float(value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{tag!r}: expected a real number, got {_describe(value)}") from exc
+    raise TypeError(f"{tag!r}: expected a real number, got {_describe(value)}")
+
+
+def to_float32_range(value: float) -> float:
+    """Saturate a finite value beyond float32's range to ±inf, as a float32 cast does."""
+    if (value > _FLOAT32_MAX or value < -_FLOAT32_MAX) and math.isfinite(value):
+        return math.copysign(math.inf, value)
+    return value
+
+
+def to_step(step: Any, tag: str) -> int:
+    """Return a step as an int64-range Python int.
+
+    Accepts Python ints, NumPy integers, 0-d integer arrays and objects with ``__index__``
+    (integer torch tensors). ``bool`` and floats are refused: a float step is almost always a bug.
+    """
+    if type(step) is int:
+        value = step
+    elif isinstance(step, (bool, np.bool_)):
+        raise TypeError(f"{tag!r}: step must be an integer, got a bool ({step!r})")
+    elif isinstance(step, (numbers.Integral, np.integer)):
+        value = int(step)
+    elif isinstance(step, np.ndarray) and step.shape == () and step.dtype.kind in "iu":
+        value = int(step)
+    elif hasattr(step, "__index__") and not isinstance(step, (float, np.floating)):
+        try:
+            value = step.__index__()
+        except TypeError as exc:
+            raise TypeError(f"{tag!r}: step must be an integer, got {_describe(step)}") from exc
+    else:
+        raise TypeError(f"{tag!r}: step must be an integer, got {_describe(step)}")
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError(f"{tag!r}: step {value} is outside the int64 range")
+    return value
+
+
+def to_walltime(walltime: Any, tag: str) -> float:
+    """Return ``walltime`` (seconds since the epoch) as a finite float; ``None`` means now."""
+    if walltime is None:
+        return time.time()
+    try:
+        value = float(walltime)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{tag!r}: walltime must be a number of seconds, got {_describe(walltime)}"
+        ) from exc
+    if not math.isfinite(value):
+        # TensorBoard's default (Rust) loader stops reading a file at a NaN wall time.
+        raise ValueError(f"{tag!r}: walltime must be finite, got {value}")
+    return value

@@ -1,0 +1,412 @@
+"""Where serialized events go: the I/O layer.
+
+An :class:`EventSink` receives serialized ``Event`` payloads. :class:`FileSink` appends them, framed
+as TFRecords, to one event file; :class:`MemorySink` keeps them in a list for tests.
+
+File sink guarantees:
+
+* The file is named ``events.out.tfevents.{int(time):010d}.{hostname}.{pid}.{counter}{suffix}`` and
+  created with ``O_EXCL``: an existing file is never truncated or appended to, even when two writers
+  start in the same second (the counter is bumped until the name is free).
+* The first record, ``file_version: "brain.Event:2"`` with ``source_metadata``, is written and
+  flushed before the constructor returns. Missing directories are created.
+* :meth:`FileSink.write` only appends to an in-memory list; one daemon thread shared by every sink
+  in the process writes the pending records when more than ``max_queue`` are waiting or
+  ``flush_secs`` after the last write, so a training loop never waits on the disk.
+* :meth:`FileSink.flush` writes everything logged before it and fsyncs the file before it returns.
+  Pending records are also written at interpreter exit and when a sink is garbage collected.
+* An I/O error in the background thread is raised by the next ``write``, ``flush`` or ``close`` as
+  :class:`EventWriteError`. Unwritten records are kept, up to ``max_pending_bytes``, and written by
+  a later successful attempt; beyond that bound new records are dropped and counted in the error.
+  A failed write is cut back to the last complete record, so the file never holds a torn record in
+  its middle.
+* After ``os.fork()`` the child starts with no pending records and writes to a new file of its own
+  on first use; the parent's sinks carry on unaffected.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import os
+import socket
+import threading
+import time
+import weakref
+from typing import Protocol, runtime_checkable
+
+from ._record import frame_record
+from ._wire import encode_file_version_event
+
+__all__ = [
+    "DEFAULT_FLUSH_SECS",
+    "DEFAULT_MAX_QUEUE",
+    "EventSink",
+    "EventWriteError",
+    "FileSink",
+    "MemorySink",
+]
+
+#: Seconds after which logged data reaches the file without any call (TF and tensorboardX: 120).
+DEFAULT_FLUSH_SECS = 2.0
+#: Pending records that trigger a background write before ``flush_secs`` has passed.
+DEFAULT_MAX_QUEUE = 10
+#: Memory bound on records waiting to be written, per file.
+DEFAULT_MAX_PENDING_BYTES = 64 << 20
+
+SOURCE_WRITER = "npsummary"
+
+
+@runtime_checkable
+class EventSink(Protocol):
+    """Destination of serialized ``Event`` protos."""
+
+    def write(self, payload: bytes) -> None:
+        """Queue one serialized event."""
+
+    def flush(self) -> None:
+        """Make everything written so far durable."""
+
+    def close(self) -> None:
+        """Flush and release resources; later calls are no-ops."""
+
+    def child(self, name: str) -> EventSink:
+        """Return a sink for the sub-run ``name`` (one path component) beside this one."""
+
+
+class EventWriteError(OSError):
+    """Writing an event file failed; raised at the first call after the failure."""
+
+
+class MemorySink:
+    """An :class:`EventSink` that keeps payloads in memory, for tests and dry runs."""
+
+    def __init__(self) -> None:
+        self.payloads: list[bytes] = []
+        self.children: dict[str, MemorySink] = {}
+        self.flushes = 0
+        self.closed = False
+
+    def write(self, payload: bytes) -> None:
+        if self.closed:
+            raise ValueError("write to a closed MemorySink")
+        self.payloads.append(payload)
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+    def close(self) -> None:
+        self.closed = True
+        for child in self.children.values():
+            child.close()
+
+    def child(self, name: str) -> MemorySink:
+        if name not in self.children:
+            self.children[name] = MemorySink()
+        return self.children[name]
+
+
+_file_counter = itertools.count()
+_counter_lock = threading.Lock()
+
+
+def _next_counter() -> int:
+    with _counter_lock:
+        return next(_file_counter)
+
+
+def _create_event_file(directory: str, suffix: str, now: float) -> tuple[str, int]:
+    """Create a new, empty event file exclusively; return its path and an open descriptor."""
+    os.makedirs(directory, exist_ok=True)
+    host = socket.gethostname()
+    pid = os.getpid()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_BINARY", 0)
+    while True:
+        name = f"events.out.tfevents.{int(now):010d}.{host}.{pid}.{_next_counter()}{suffix}"
+        path = os.path.join(directory, name)
+        try:
+            return path, os.open(path, flags, 0o666)
+        except FileExistsError:
+            continue
+
+
+class _FileState:
+    """Everything the background thread needs; kept apart from FileSink so GC can finalize it."""
+
+    def __init__(self, directory: str, suffix: str, flush_secs: float, max_queue: int,
+                 max_pending_bytes: int) -> None:
+        self.directory = directory
+        self.suffix = suffix
+        self.flush_secs = flush_secs
+        self.max_queue = max_queue
+        self.max_pending_bytes = max_pending_bytes
+        self.lock = threading.Lock()  # guards the pending list and the error fields
+        self.io_lock = threading.Lock()  # serializes writes to the descriptor
+        self.pending: list[bytes] = []
+        self.pending_bytes = 0
+        self.wake_sent = False
+        self.deadline = 0.0
+        self.error: BaseException | None = None
+        self.dropped = 0
+        self.closed = False
+        self.path = ""
+        self.fd = -1
+        self.size = 0  # bytes of complete records in the file
+        self._open_new_file()
+
+    def _open_new_file(self) -> None:
+        now = time.time()
+        self.path, self.fd = _create_event_file(self.directory, self.suffix, now)
+        self.size = 0
+        self._append([encode_file_version_event(float(int(now)), SOURCE_WRITER)], fsync=False)
+
+    def _append(self, payloads: list[bytes], *, fsync: bool) -> None:
+        data = b"".join([frame_record(p) for p in payloads])
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self.fd, view) :]
+            if fsync:
+                os.fsync(self.fd)
+        except OSError:
+            # Cut a partly written batch back to its last complete record, so later appends do
+            # not leave a torn record in the middle of the file (readers stop at one forever).
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, self.size)
+            raise
+        self.size += len(data)
+
+    def drain(self, *, fsync: bool) -> None:
+        """Write every pending record; on failure keep them (bounded) and remember the error."""
+        with self.io_lock:
+            with self.lock:
+                batch, self.pending = self.pending, []
+                self.pending_bytes = 0
+                self.wake_sent = False
+                self.deadline = 0.0
+            if self.fd < 0:
+                return
+            if not batch and not fsync:
+                return
+            try:
+                self._append(batch, fsync=fsync)
+            except OSError as exc:
+                with self.lock:
+                    self.pending[:0] = batch
+                    self.pending_bytes += sum(len(p) for p in batch)
+                    self.error = exc
+                    self.deadline = time.monotonic() + self.flush_secs
+
+    def raise_error(self) -> None:
+        with self.lock:
+            exc, self.error = self.error, None
+            dropped, self.dropped = self.dropped, 0
+        if exc is None:
+            return
+        message = f"writing event file {self.path} failed: {exc}"
+        if dropped:
+            message += f"; {dropped} records dropped while it kept failing"
+        with self.lock:
+            if self.pending:
+                message += f"; {len(self.pending)} records kept and retried"
+        raise EventWriteError(getattr(exc, "errno", None) or 0, message) from exc
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.drain(fsync=True)
+        with self.io_lock:
+            self.closed = True
+            if self.fd >= 0:
+                os.close(self.fd)
+                self.fd = -1
+        _FLUSHER.unregister(self)
+
+    def reset_after_fork(self) -> None:
+        self.lock = threading.Lock()
+        self.io_lock = threading.Lock()
+        self.pending = []
+        self.pending_bytes = 0
+        self.wake_sent = False
+        self.deadline = 0.0
+        self.error = None
+        self.dropped = 0
+        if self.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+        self.fd = -1
+        self.path = ""
+
+
+class _Flusher:
+    """One daemon thread that writes pending records for every open FileSink in the process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._states: set[_FileState] = set()
+        self._thread: threading.Thread | None = None
+
+    def register(self, state: _FileState) -> None:
+        with self._lock:
+            self._states.add(state)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="npsummary-flusher", daemon=True
+                )
+                self._thread.start()
+
+    def unregister(self, state: _FileState) -> None:
+        with self._lock:
+            self._states.discard(state)
+        self._wake.set()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            with self._lock:
+                if not self._states:
+                    self._thread = None
+                    return
+                states = list(self._states)
+            now = time.monotonic()
+            wait = 3600.0
+            for state in states:
+                if state.wake_sent or (state.deadline and state.deadline <= now):
+                    state.drain(fsync=False)
+                if state.deadline:
+                    wait = min(wait, state.deadline - now)
+            self._wake.wait(max(wait, 0.0))
+
+    def drain_all(self) -> None:
+        with self._lock:
+            states = list(self._states)
+        for state in states:
+            state.drain(fsync=False)
+
+    def reset_after_fork(self) -> None:
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread = None
+        for state in self._states:
+            state.reset_after_fork()
+        self._states = set()
+
+
+_FLUSHER = _Flusher()
+atexit.register(_FLUSHER.drain_all)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_FLUSHER.reset_after_fork)
+
+
+class FileSink:
+    """An :class:`EventSink` appending to a new event file in ``directory``.
+
+    Args:
+      directory: run directory; created if missing.
+      filename_suffix: appended to the file name verbatim.
+      flush_secs: longest time a logged record waits in memory.
+      max_queue: pending records that trigger a background write sooner.
+      max_pending_bytes: memory bound on unwritten records while writes keep failing.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        filename_suffix: str = "",
+        *,
+        flush_secs: float = DEFAULT_FLUSH_SECS,
+        max_queue: int = DEFAULT_MAX_QUEUE,
+        max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
+    ) -> None:
+        self._options = (filename_suffix, flush_secs, max_queue, max_pending_bytes)
+        self._state = _FileState(
+            os.fspath(directory), filename_suffix, flush_secs, max_queue, max_pending_bytes
+        )
+        _FLUSHER.register(self._state)
+        self._finalizer = weakref.finalize(self, self._state.close)
+        self._children: dict[str, FileSink] = {}
+
+    @property
+    def path(self) -> str:
+        """Path of the event file currently written."""
+        return self._state.path
+
+    @property
+    def directory(self) -> str:
+        return self._state.directory
+
+    def write(self, payload: bytes) -> None:
+        state = self._state
+        if state.error is not None:
+            state.raise_error()
+        if state.fd < 0:
+            self._reopen()
+        with state.lock:
+            if state.pending_bytes > state.max_pending_bytes:
+                state.dropped += 1
+                return
+            state.pending.append(payload)
+            state.pending_bytes += len(payload)
+            # Wake the flusher once per batch: when the batch starts (so it sleeps until the
+            # batch's deadline) and when it outgrows max_queue (so it writes it now).
+            wake = not state.deadline
+            if wake:
+                state.deadline = time.monotonic() + state.flush_secs
+            if len(state.pending) > state.max_queue and not state.wake_sent:
+                state.wake_sent = wake = True
+        if wake:
+            _FLUSHER.wake()
+
+    def _reopen(self) -> None:
+        state = self._state
+        if state.closed:
+            raise ValueError(f"event file {state.path or state.directory} is closed")
+        # A forked child: start a file of its own.
+        with state.io_lock:
+            if state.fd < 0:
+                state._open_new_file()
+        _FLUSHER.register(state)
+
+    def flush(self) -> None:
+        state = self._state
+        if state.closed:
+            return
+        if state.fd < 0:
+            self._reopen()
+        state.drain(fsync=True)
+        state.raise_error()
+        for child in self._children.values():
+            child.flush()
+
+    def close(self) -> None:
+        for child in self._children.values():
+            child.close()
+        state = self._state
+        if state.closed:
+            return
+        if state.fd < 0:
+            # Forked child that never wrote: nothing to close.
+            state.closed = True
+            return
+        state.close()
+        self._finalizer.detach()
+        state.raise_error()
+
+    def child(self, name: str) -> FileSink:
+        sink = self._children.get(name)
+        if sink is None:
+            suffix, flush_secs, max_queue, max_pending_bytes = self._options
+            sink = FileSink(
+                os.path.join(self._state.directory, name),
+                suffix,
+                flush_secs=flush_secs,
+                max_queue=max_queue,
+                max_pending_bytes=max_pending_bytes,
+            )
+            self._children[name] = sink
+        return sink

@@ -1,0 +1,91 @@
+"""Hand-written protobuf wire encoding for the two hottest messages: the Event envelope and the
+TF2 scalar value.
+
+Everything else is built with the protobuf classes from :mod:`npsummary.proto`. These encoders emit
+fields in field-number order, exactly as protobuf's own serializer does, so the bytes are identical
+to ``Event(...).SerializeToString()`` (the tests check this). They exist because a scalar event is
+logged millions of times per run: the tag and metadata bytes of a scalar never change, so they are
+encoded once per tag and only the 4 value bytes, the step and the wall time are encoded per call.
+
+Field numbers (see the .proto files): Event{1 wall_time double, 2 step int64, 3 file_version string,
+5 summary Summary, 10 source_metadata SourceMetadata{1 writer string}}; Summary{1 value repeated
+Summary.Value}; Summary.Value{1 tag string, 8 tensor TensorProto, 9 metadata SummaryMetadata};
+TensorProto{1 dtype enum, 2 tensor_shape, 4 tensor_content bytes}.
+"""
+
+from __future__ import annotations
+
+import struct
+
+__all__ = [
+    "FLOAT32_TENSOR_HEADER",
+    "encode_event",
+    "encode_file_version_event",
+    "encode_length_delimited",
+    "encode_varint",
+    "scalar_value_prefix",
+]
+
+_DOUBLE = struct.Struct("<d")
+
+
+def encode_varint(value: int) -> bytes:
+    """Encode an int64 (negative values as 10-byte two's complement) as a base-128 varint."""
+    if value < 0:
+        value += 1 << 64
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def encode_length_delimited(field_number: int, payload: bytes) -> bytes:
+    """Encode a bytes, string or sub-message field (wire type 2)."""
+    return encode_varint(field_number << 3 | 2) + encode_varint(len(payload)) + payload
+
+
+def encode_event(wall_time: float, step: int, summary: bytes) -> bytes:
+    """Return a serialized ``Event{wall_time, step, summary}`` given a serialized ``Summary``.
+
+    ``step`` 0 is omitted, as proto3 omits default scalars.
+    """
+    parts = [b"\x09", _DOUBLE.pack(wall_time)]
+    if step:
+        parts.append(b"\x10")
+        parts.append(encode_varint(step))
+    parts.append(b"\x2a")
+    parts.append(encode_varint(len(summary)))
+    parts.append(summary)
+    return b"".join(parts)
+
+
+def encode_file_version_event(wall_time: float, writer: str) -> bytes:
+    """Return the serialized first event of a file: ``file_version`` plus ``source_metadata``."""
+    source_metadata = encode_length_delimited(1, writer.encode())
+    return (
+        b"\x09"
+        + _DOUBLE.pack(wall_time)
+        + encode_length_delimited(3, b"brain.Event:2")
+        + encode_length_delimited(10, source_metadata)
+    )
+
+
+#: TensorProto{dtype: DT_FLOAT, tensor_shape: {}, tensor_content: <4 bytes follow>} minus the
+#: 4 value bytes: ``08 01`` dtype, ``12 00`` empty shape, ``22 04`` content of length 4.
+FLOAT32_TENSOR_HEADER = b"\x08\x01\x12\x00\x22\x04"
+
+
+def scalar_value_prefix(tag: str) -> bytes:
+    """Bytes of a ``Summary.Value`` up to the float32 payload of its tensor.
+
+    The full value is ``prefix + <4 little-endian float32 bytes> + encoded metadata field``.
+    """
+    tensor_length = len(FLOAT32_TENSOR_HEADER) + 4
+    return (
+        encode_length_delimited(1, tag.encode())
+        + b"\x42"
+        + encode_varint(tensor_length)
+        + FLOAT32_TENSOR_HEADER
+    )
