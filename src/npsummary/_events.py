@@ -30,7 +30,6 @@ import atexit
 import contextlib
 import itertools
 import os
-import socket
 import threading
 import time
 import weakref
@@ -116,10 +115,19 @@ def _next_counter() -> int:
         return next(_file_counter)
 
 
+def hostname() -> str:
+    """The host name TensorFlow puts in event file names (``socket.gethostname()``)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename  # same value; avoids importing socket (~3 ms)
+    import socket
+
+    return socket.gethostname()
+
+
 def _create_event_file(directory: str, suffix: str, now: float) -> tuple[str, int]:
     """Create a new, empty event file exclusively; return its path and an open descriptor."""
     os.makedirs(directory, exist_ok=True)
-    host = socket.gethostname()
+    host = hostname()
     pid = os.getpid()
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_BINARY", 0)
     while True:
@@ -134,8 +142,9 @@ def _create_event_file(directory: str, suffix: str, now: float) -> tuple[str, in
 class _FileState:
     """Everything the background thread needs; kept apart from FileSink so GC can finalize it."""
 
-    def __init__(self, directory: str, suffix: str, flush_secs: float, max_queue: int,
-                 max_pending_bytes: int) -> None:
+    def __init__(
+        self, directory: str, suffix: str, flush_secs: float, max_queue: int, max_pending_bytes: int
+    ) -> None:
         self.directory = directory
         self.suffix = suffix
         self.flush_secs = flush_secs

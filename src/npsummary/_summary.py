@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from . import proto
-from ._wire import encode_length_delimited, scalar_value_prefix
+from ._wire import encode_length_delimited, encode_metadata, scalar_value_prefix
 
 __all__ = [
     "PLUGIN_AUDIO",
@@ -45,22 +44,24 @@ PLUGIN_AUDIO = "audio"
 
 _FLOAT = struct.Struct("<f")
 
+# TensorFlow DataType enum values by NumPy dtype name (tensorflow/core/framework/types.proto).
 _DTYPES: dict[str, int] = {
-    "float16": proto.DT_HALF,
-    "float32": proto.DT_FLOAT,
-    "float64": proto.DT_DOUBLE,
-    "int8": proto.DT_INT8,
-    "int16": proto.DT_INT16,
-    "int32": proto.DT_INT32,
-    "int64": proto.DT_INT64,
-    "uint8": proto.DT_UINT8,
-    "uint16": proto.DT_UINT16,
-    "uint32": proto.DT_UINT32,
-    "uint64": proto.DT_UINT64,
-    "bool": proto.DT_BOOL,
-    "complex64": proto.DT_COMPLEX64,
-    "complex128": proto.DT_COMPLEX128,
+    "float32": 1,
+    "float64": 2,
+    "int32": 3,
+    "uint8": 4,
+    "int16": 5,
+    "int8": 6,
+    "complex64": 8,
+    "int64": 9,
+    "bool": 10,
+    "complex128": 18,
+    "float16": 19,
+    "uint16": 17,
+    "uint32": 22,
+    "uint64": 23,
 }
+_DT_STRING = 7
 
 
 def metadata(
@@ -71,6 +72,8 @@ def metadata(
     display_name: str | None = None,
 ) -> Any:
     """Return a ``SummaryMetadata`` for ``plugin_name``; ``data_class`` stays unset, as in TF."""
+    from . import proto
+
     md = proto.SummaryMetadata()
     md.plugin_data.plugin_name = plugin_name
     if content:
@@ -112,11 +115,8 @@ class ScalarEncoder:
         key = (tag, description, display_name)
         parts = self._parts.get(key)
         if parts is None:
-            md = metadata(PLUGIN_SCALARS, description=description, display_name=display_name)
-            parts = (
-                scalar_value_prefix(tag),
-                encode_length_delimited(9, md.SerializeToString()),
-            )
+            md = encode_metadata(PLUGIN_SCALARS, b"", display_name, description)
+            parts = (scalar_value_prefix(tag), encode_length_delimited(9, md))
             if len(self._parts) >= self._MAX_CACHED:
                 self._parts.clear()
             self._parts[key] = parts
@@ -125,13 +125,15 @@ class ScalarEncoder:
 
 def tensor_proto(array: np.ndarray) -> Any:
     """Return a ``TensorProto`` holding ``array`` as TensorFlow serializes it."""
+    from . import proto
+
     tensor = proto.TensorProto()
     tensor.tensor_shape.SetInParent()
     for size in array.shape:
         tensor.tensor_shape.dim.add().size = int(size)
     kind = array.dtype.kind
     if kind in "SUO":
-        tensor.dtype = proto.DT_STRING
+        tensor.dtype = _DT_STRING
         flat = array.reshape(-1)
         tensor.string_val.extend(
             [item.encode("utf-8") if isinstance(item, str) else bytes(item) for item in flat]
@@ -148,6 +150,8 @@ def tensor_proto(array: np.ndarray) -> Any:
 
 def tensor_value(tag: str, tensor: Any, md: Any) -> bytes:
     """Serialized ``Summary.Value{tag, tensor, metadata}``."""
+    from . import proto
+
     value = proto.SummaryValue(tag=tag)
     value.tensor.CopyFrom(tensor)
     value.metadata.CopyFrom(md)

@@ -22,6 +22,7 @@ __all__ = [
     "encode_event",
     "encode_file_version_event",
     "encode_length_delimited",
+    "encode_metadata",
     "encode_varint",
     "scalar_value_prefix",
 ]
@@ -89,3 +90,22 @@ def scalar_value_prefix(tag: str) -> bytes:
         + encode_varint(tensor_length)
         + FLOAT32_TENSOR_HEADER
     )
+
+
+def encode_metadata(
+    plugin_name: str,
+    content: bytes = b"",
+    display_name: str | None = None,
+    description: str | None = None,
+) -> bytes:
+    """Serialized ``SummaryMetadata{plugin_data{plugin_name, content}, display_name,
+    summary_description}``; empty fields are omitted, ``data_class`` is never set (as in TF)."""
+    plugin_data = encode_length_delimited(1, plugin_name.encode())
+    if content:
+        plugin_data += encode_length_delimited(2, content)
+    out = encode_length_delimited(1, plugin_data)
+    if display_name:
+        out += encode_length_delimited(2, display_name.encode())
+    if description:
+        out += encode_length_delimited(3, description.encode())
+    return out

@@ -17,13 +17,11 @@ one import. Differences, each a fix for a well-known complaint:
 from __future__ import annotations
 
 import os
-import socket
 import time
 from datetime import datetime
 from types import TracebackType
 from typing import Any
 
-from . import proto
 from ._convert import (
     INT64_MAX,
     INT64_MIN,
@@ -33,7 +31,7 @@ from ._convert import (
     to_step,
     to_walltime,
 )
-from ._events import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
+from ._events import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink, hostname
 from ._summary import ScalarEncoder, summary_bytes
 from ._wire import encode_event, encode_varint
 
@@ -81,7 +79,7 @@ class EventWriter:
 
 def _default_logdir(comment: str) -> str:
     stamp = datetime.now().strftime("%b%d_%H-%M-%S")
-    return os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
+    return os.path.join("runs", f"{stamp}_{hostname()}{comment}")
 
 
 def _fast_step(step: Any, tag: str) -> int:
@@ -157,6 +155,8 @@ class SummaryWriter:
             sink = FileSink(self._logdir, suffix, flush_secs=flush_secs, max_queue=max_queue)
         writer = EventWriter(sink)
         if self._purge_step is not None:
+            from . import proto
+
             event = proto.Event(step=self._purge_step, wall_time=time.time())
             event.session_log.status = proto.SESSION_LOG_START
             writer.write_event(event)
@@ -265,4 +265,3 @@ class SummaryWriter:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-

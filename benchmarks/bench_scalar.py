@@ -1,0 +1,156 @@
+"""Per-call cost of logging a scalar, throughput to disk, and import time — side by side.
+
+Run: python benchmarks/bench_scalar.py [--calls 20000] [--repeats 5]
+
+Compares npsummary's SummaryWriter.add_scalar and tf.summary-style scalar() with tensorboardX's
+add_scalar (when installed) in the same process, and `import npsummary` with `import numpy` in
+fresh interpreters. Every timed run is checked: the file is read back and must hold every value.
+Reports medians over repeats and ratios; the machine is shared, so single numbers are noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+import npsummary
+from npsummary._record import iter_records
+from npsummary.proto import Event
+
+
+def count_scalars(logdir: str, tag: str) -> int:
+    total = 0
+    for path in glob.glob(os.path.join(logdir, "**", "*tfevents*"), recursive=True):
+        with open(path, "rb") as f:
+            for payload in iter_records(f.read()):
+                event = Event.FromString(payload)
+                total += sum(1 for v in event.summary.value if v.tag == tag)
+    return total
+
+
+def time_calls(
+    setup: Callable[[str], tuple[Callable[[int], None], Callable[[], None]]],
+    calls: int,
+    repeats: int,
+    check_tag: str,
+) -> tuple[float, float]:
+    """Return median (µs per call excluding close, µs per call including close)."""
+    per_call, total = [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as logdir:
+            log, close = setup(logdir)
+            start = time.perf_counter()
+            for step in range(calls):
+                log(step)
+            mid = time.perf_counter()
+            close()
+            end = time.perf_counter()
+            found = count_scalars(logdir, check_tag)
+            if found != calls:
+                raise SystemExit(f"check failed: {found} of {calls} scalars in the file")
+            per_call.append((mid - start) / calls * 1e6)
+            total.append((end - start) / calls * 1e6)
+    return statistics.median(per_call), statistics.median(total)
+
+
+def npsummary_writer(logdir: str) -> tuple[Callable[[int], None], Callable[[], None]]:
+    writer = npsummary.SummaryWriter(logdir)
+    return (lambda step: writer.add_scalar("loss", step * 0.001, step)), writer.close
+
+
+def npsummary_tf2(logdir: str) -> tuple[Callable[[int], None], Callable[[], None]]:
+    writer = npsummary.create_file_writer(logdir)
+    writer.set_as_default()
+    return (lambda step: npsummary.scalar("loss", step * 0.001, step=step)), writer.close
+
+
+def tensorboardx_writer(logdir: str) -> tuple[Callable[[int], None], Callable[[], None]]:
+    from tensorboardX import SummaryWriter
+
+    writer = SummaryWriter(logdir)
+    return (lambda step: writer.add_scalar("loss", step * 0.001, step)), writer.close
+
+
+def import_time(module: str, repeats: int) -> float:
+    """Median wall time in ms of `import module` in a fresh interpreter (minus bare startup)."""
+
+    def run(code: str) -> float:
+        samples = []
+        for _ in range(repeats):
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    f"import time; t=time.perf_counter(); {code}; print(time.perf_counter()-t)",
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            samples.append(float(out.stdout) * 1e3)
+        return statistics.median(samples)
+
+    return run(f"import {module}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    rows = [
+        ("npsummary SummaryWriter.add_scalar", npsummary_writer),
+        ("npsummary scalar() (tf.summary style)", npsummary_tf2),
+    ]
+    try:
+        import tensorboardX  # noqa: F401
+
+        rows.append(("tensorboardX SummaryWriter.add_scalar", tensorboardx_writer))
+    except ImportError:
+        print("tensorboardX not installed: anchor skipped")
+
+    results = {}
+    print(f"{args.calls} calls x {args.repeats} repeats, medians; 'with close' = until on disk")
+    print(f"{'writer':42s} {'µs/call':>9s} {'with close':>11s}")
+    for name, setup in rows:
+        per_call, total = time_calls(setup, args.calls, args.repeats, "loss")
+        results[name] = (per_call, total)
+        print(f"{name:42s} {per_call:9.2f} {total:11.2f}")
+    anchor = results.get("tensorboardX SummaryWriter.add_scalar")
+    if anchor:
+        for name in list(results)[:2]:
+            print(
+                f"ratio {name} / tensorboardX: per call {results[name][0] / anchor[0]:.3f}, "
+                f"with close {results[name][1] / anchor[1]:.3f}"
+            )
+
+    numpy_ms = import_time("numpy", 7)
+    ours_ms = import_time("npsummary", 7)
+    print(
+        f"import numpy {numpy_ms:.1f} ms; import npsummary {ours_ms:.1f} ms; "
+        f"npsummary on top of numpy {ours_ms - numpy_ms:.1f} ms"
+    )
+    heavy = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, npsummary; print(sorted(m for m in ('torch','tensorflow','PIL',"
+            "'matplotlib','fsspec','crc32c') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    print(f"heavy modules imported by `import npsummary`: {heavy}")
+
+
+if __name__ == "__main__":
+    main()
