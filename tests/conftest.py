@@ -1,0 +1,114 @@
+"""Shared fixtures: read what npsummary wrote back with TensorBoard's own code."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import pytest
+
+EVENT_FILE_INFIX = "tfevents"
+
+
+class ScalarPoint(NamedTuple):
+    step: int
+    value: float
+    wall_time: float
+
+
+def event_files(directory: str | os.PathLike[str]) -> list[Path]:
+    """Event files directly inside ``directory``, in the order TensorBoard reads them."""
+    root = Path(directory)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_file() and EVENT_FILE_INFIX in p.name)
+
+
+def only_event_file(directory: str | os.PathLike[str]) -> Path:
+    files = event_files(directory)
+    assert len(files) == 1, f"expected one event file in {directory}, found {files}"
+    return files[0]
+
+
+def raw_records(path: str | os.PathLike[str]) -> list[bytes]:
+    """Serialized events of one file, read by TensorBoard's record reader (CRCs checked)."""
+    from tensorboard.backend.event_processing import event_file_loader
+
+    return list(event_file_loader.RawEventFileLoader(os.fspath(path)).Load())
+
+
+def read_events(path: str | os.PathLike[str]) -> list[Any]:
+    """``tensorboard.compat.proto.event_pb2.Event`` messages of one file, unmigrated."""
+    from tensorboard.compat.proto import event_pb2
+
+    return [event_pb2.Event.FromString(r) for r in raw_records(path)]
+
+
+def read_run(logdir: str | os.PathLike[str]) -> Any:
+    """A reloaded TensorBoard ``EventAccumulator`` (the plugin one TensorBoard serves from)
+    over the run directory ``logdir``, keeping every tensor event."""
+    from tensorboard.backend.event_processing import plugin_event_accumulator as pea
+
+    acc = pea.EventAccumulator(os.fspath(logdir), size_guidance=pea.STORE_EVERYTHING_SIZE_GUIDANCE)
+    acc.Reload()
+    return acc
+
+
+def read_scalars(logdir: str | os.PathLike[str]) -> dict[str, list[ScalarPoint]]:
+    """Scalar series of the run ``logdir`` as TensorBoard's scalars plugin sees them."""
+    from tensorboard.util import tensor_util
+
+    acc = read_run(logdir)
+    out: dict[str, list[ScalarPoint]] = {}
+    for tag in acc.Tags()["tensors"]:
+        md = acc.SummaryMetadata(tag)
+        if md.plugin_data.plugin_name != "scalars":
+            continue
+        out[tag] = [
+            ScalarPoint(e.step, float(tensor_util.make_ndarray(e.tensor_proto).item()), e.wall_time)
+            for e in acc.Tensors(tag)
+        ]
+    return out
+
+
+def scalar_values(series: list[ScalarPoint]) -> list[tuple[int, float]]:
+    return [(p.step, p.value) for p in series]
+
+
+def f32(x: float) -> float:
+    """``x`` rounded to float32, as stored."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(x))
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Poll ``condition`` until it holds or ``timeout`` passes; return whether it held."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if condition():
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def logdir(tmp_path: Path) -> Path:
+    """A run directory that does not exist yet (writers must create it)."""
+    return tmp_path / "run"
+
+
+@pytest.fixture(autouse=True)
+def _reset_tf2_state() -> Iterator[None]:
+    """Tests must not leak a default ``tf.summary`` writer or step into each other."""
+    yield
+    try:
+        from npsummary import _tf2
+    except ImportError:  # pragma: no cover
+        return
+    _tf2._state.writer = None
+    _tf2._state.step = None
