@@ -28,6 +28,13 @@ __all__ = [
 ]
 
 _DOUBLE = struct.Struct("<d")
+# proto3 omits a double field whose value is +0.0 (bit pattern all zeros); -0.0 is written.
+_DOUBLE_ZERO = bytes(8)
+
+
+def _wall_time_field(wall_time: float) -> bytes:
+    packed = _DOUBLE.pack(wall_time)
+    return b"" if packed == _DOUBLE_ZERO else b"\x09" + packed
 
 
 def encode_varint(value: int) -> bytes:
@@ -50,9 +57,9 @@ def encode_length_delimited(field_number: int, payload: bytes) -> bytes:
 def encode_event(wall_time: float, step: int, summary: bytes) -> bytes:
     """Return a serialized ``Event{wall_time, step, summary}`` given a serialized ``Summary``.
 
-    ``step`` 0 is omitted, as proto3 omits default scalars.
+    ``step`` 0 and ``wall_time`` +0.0 are omitted, as proto3 omits default scalars.
     """
-    parts = [b"\x09", _DOUBLE.pack(wall_time)]
+    parts = [_wall_time_field(wall_time)]
     if step:
         parts.append(b"\x10")
         parts.append(encode_varint(step))
@@ -64,10 +71,9 @@ def encode_event(wall_time: float, step: int, summary: bytes) -> bytes:
 
 def encode_file_version_event(wall_time: float, writer: str) -> bytes:
     """Return the serialized first event of a file: ``file_version`` plus ``source_metadata``."""
-    source_metadata = encode_length_delimited(1, writer.encode())
+    source_metadata = encode_length_delimited(1, writer.encode()) if writer else b""
     return (
-        b"\x09"
-        + _DOUBLE.pack(wall_time)
+        _wall_time_field(wall_time)
         + encode_length_delimited(3, b"brain.Event:2")
         + encode_length_delimited(10, source_metadata)
     )
@@ -82,10 +88,11 @@ def scalar_value_prefix(tag: str) -> bytes:
     """Bytes of a ``Summary.Value`` up to the float32 payload of its tensor.
 
     The full value is ``prefix + <4 little-endian float32 bytes> + encoded metadata field``.
+    An empty tag is omitted, as proto3 omits empty strings.
     """
     tensor_length = len(FLOAT32_TENSOR_HEADER) + 4
     return (
-        encode_length_delimited(1, tag.encode())
+        (encode_length_delimited(1, tag.encode()) if tag else b"")
         + b"\x42"
         + encode_varint(tensor_length)
         + FLOAT32_TENSOR_HEADER
