@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -12,6 +13,18 @@ import numpy as np
 import pytest
 
 EVENT_FILE_INFIX = "tfevents"
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport() -> Iterator[None]:
+    # When a hypothesis test fails, hypothesis imports libcst to suggest a patch, and libcst
+    # triggers a DeprecationWarning in mypy_extensions that filterwarnings=error turns into an
+    # INTERNALERROR hiding the real failure.
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="mypy_extensions.TypedDict is deprecated", category=DeprecationWarning
+        )
+        yield
 
 
 class ScalarPoint(NamedTuple):
