@@ -157,6 +157,7 @@ class _FileState:
         self.wake_sent = False
         self.deadline = 0.0
         self.error: BaseException | None = None
+        self.failing = False  # the last write attempt failed
         self.dropped = 0
         self.closed = False
         self.path = ""
@@ -205,7 +206,10 @@ class _FileState:
                     self.pending[:0] = batch
                     self.pending_bytes += sum(len(p) for p in batch)
                     self.error = exc
+                    self.failing = True
                     self.deadline = time.monotonic() + self.flush_secs
+            else:
+                self.failing = False
 
     def raise_error(self) -> None:
         with self.lock:
@@ -240,6 +244,7 @@ class _FileState:
         self.wake_sent = False
         self.deadline = 0.0
         self.error = None
+        self.failing = False
         self.dropped = 0
         if self.fd >= 0:
             with contextlib.suppress(OSError):
@@ -355,6 +360,10 @@ class FileSink:
             state.raise_error()
         if state.fd < 0:
             self._reopen()
+        if state.pending_bytes > state.max_pending_bytes and not state.failing:
+            # Logging outpaces the disk: write in the caller rather than drop. Records are
+            # dropped (and counted in the error) only while writes keep failing.
+            state.drain(fsync=False)
         with state.lock:
             if state.pending_bytes > state.max_pending_bytes:
                 state.dropped += 1
