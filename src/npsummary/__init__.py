@@ -25,10 +25,20 @@ from ._events import EventSink, EventWriteError, FileSink, MemorySink
 from ._tf2 import (
     NoopSummaryWriter,
     SummaryFileWriter,
+    audio,
     create_file_writer,
     create_noop_writer,
     flush,
+    graph,
+    name_scope,
+    record_if,
     scalar,
+    should_record_summaries,
+    text,
+    trace_export,
+    trace_off,
+    trace_on,
+    write,
 )
 from .writer import SummaryWriter
 
@@ -43,11 +53,21 @@ __all__ = [
     "SummaryFileWriter",
     "SummaryWriter",
     "__version__",
+    "audio",
     "create_file_writer",
     "create_noop_writer",
     "experimental",
     "flush",
+    "graph",
+    "name_scope",
+    "record_if",
     "scalar",
+    "should_record_summaries",
+    "text",
+    "trace_export",
+    "trace_off",
+    "trace_on",
+    "write",
 ]
 
 

@@ -16,25 +16,43 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any
 
-from ._convert import check_tag, to_float, to_float32_range, to_step
+import numpy as np
+
+from ._audio import audio_clips, audio_value, string_array, text_value
+from ._convert import as_array, check_tag, to_float, to_float32_range, to_step
 from ._events import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
+from ._summary import tensor_proto
+from ._wire import encode_event
 from .writer import EventWriter
 
 __all__ = [
     "NoopSummaryWriter",
     "SummaryFileWriter",
+    "audio",
     "create_file_writer",
     "create_noop_writer",
     "flush",
     "get_step",
+    "graph",
+    "name_scope",
+    "record_if",
     "scalar",
     "set_step",
+    "should_record_summaries",
+    "summary_scope",
+    "text",
+    "trace_export",
+    "trace_off",
+    "trace_on",
+    "write",
+    "write_raw_pb",
 ]
 
 NO_STEP_MESSAGE = (
@@ -224,7 +242,252 @@ def scalar(name: str, data: Any, step: Any = None, description: str | None = Non
     if target is None:
         return False
     writer, step = target
-    tag = _state.name_scope + check_tag(name, "name")
+    tag = _tag(name)
     value = to_float32_range(to_float(data, tag))
     writer.write_scalar(tag, value, step, time.time(), description)
     return True
+
+
+# -- name scopes, recording condition -------------------------------------------------------------
+
+_INVALID_SCOPE_CHARACTERS = re.compile(r"[^-_/.A-Za-z0-9]")
+
+
+def _tag(name: Any) -> str:
+    """The tag of a summary called ``name`` under the current name scope."""
+    return _state.name_scope + check_tag(name, "name")
+
+
+@contextlib.contextmanager
+def name_scope(name: str | None) -> Iterator[str]:
+    """Context manager prefixing the tags of summaries written inside it, like ``tf.name_scope``.
+
+    Scopes nest (``a`` then ``b`` gives tags ``a/b/<name>``); a name ending in ``/`` replaces the
+    current scope instead of extending it, and an empty name or ``None`` clears it. Yields the
+    scope string (``"a/b/"``). The scope is per thread and also applies to ``npsummary.v1``.
+    """
+    old = _state.name_scope
+    if not name:
+        scope = ""
+    else:
+        name = check_tag(name, "name_scope name")
+        scope = name if name.endswith("/") else old + name + "/"
+    _state.name_scope = scope
+    try:
+        yield scope
+    finally:
+        _state.name_scope = old
+
+
+@contextlib.contextmanager
+def summary_scope(
+    name: str | None, default_name: str = "summary", values: Any = None
+) -> Iterator[tuple[str, str]]:
+    """``tf.summary.experimental.summary_scope``: yields ``(tag, scope)`` for a summary.
+
+    ``tag`` is the current name scope plus ``name`` verbatim; ``scope`` is a name scope entered
+    for the duration of the block, built from ``name`` stripped of characters outside
+    ``[-_/.A-Za-z0-9]`` (or ``default_name`` if nothing is left). ``values`` is ignored.
+    """
+    name = name or default_name
+    tag = _tag(name)
+    scope_name = _INVALID_SCOPE_CHARACTERS.sub("", name) or default_name
+    with name_scope(scope_name) as scope:
+        yield tag, scope
+
+
+@contextlib.contextmanager
+def record_if(condition: bool | Callable[[], Any]) -> Iterator[None]:
+    """Context manager: summaries inside write only while ``condition`` holds.
+
+    ``condition`` is a bool (or anything ``bool()`` accepts) or a callable evaluated at every
+    summary call, e.g. ``lambda: step % 100 == 0``. The previous condition is restored on exit.
+    """
+    old = _state.record_if
+    _state.record_if = condition
+    try:
+        yield
+    finally:
+        _state.record_if = old
+
+
+def should_record_summaries() -> bool:
+    """Whether a summary written now would be recorded: a default writer exists and the
+    ``record_if`` condition holds."""
+    writer = _state.writer
+    if writer is None or writer._writer is None:
+        return False
+    return _should_record()
+
+
+# -- more summary kinds -------------------------------------------------------------------------
+
+
+def text(name: str, data: Any, step: Any = None, description: str | None = None) -> bool:
+    """Write a text summary (``tf.summary.text``); ``data`` is a str, bytes or an array of
+    them, rendered as Markdown (0-d) or a table (1-d, 2-d) by TensorBoard."""
+    target = _target(step)
+    if target is None:
+        return False
+    writer, step = target
+    tag = _tag(name)
+    value = text_value(tag, string_array(data, tag), description=description)
+    writer.write_values([value], step, time.time())
+    return True
+
+
+def audio(
+    name: str,
+    data: Any,
+    sample_rate: int,
+    step: Any = None,
+    max_outputs: int = 3,
+    encoding: str | None = None,
+    description: str | None = None,
+) -> bool:
+    """Write an audio summary (``tf.summary.audio``).
+
+    ``data`` has shape ``[k, t, c]`` (clips, frames, channels) with values in ``[-1, 1]``; the
+    first ``max_outputs`` clips are stored as 16-bit PCM WAV, encoded as TensorFlow does.
+    ``encoding`` must be ``None`` or ``"wav"``.
+    """
+    if encoding is None:
+        encoding = "wav"
+    if encoding != "wav":
+        raise ValueError(f"Unknown encoding: {encoding!r}")
+    target = _target(step)
+    if target is None:
+        return False
+    writer, step = target
+    tag = _tag(name)
+    clips = audio_clips(data, max_outputs, tag)
+    value = audio_value(tag, clips, sample_rate, description=description)
+    writer.write_values([value], step, time.time())
+    return True
+
+
+def _as_tensor_array(tensor: Any, tag: str) -> np.ndarray:
+    """Convert ``tensor`` as ``tf.convert_to_tensor`` would: NumPy keeps its dtype, Python
+    floats become float32, ints int32 (int64 when too large) and strings DT_STRING."""
+    if isinstance(tensor, (np.ndarray, np.generic)):
+        array = np.asarray(tensor)
+    elif isinstance(tensor, (str, bytes)):
+        return string_array(tensor, tag)
+    else:
+        array = as_array(tensor, tag)
+        if not hasattr(tensor, "__array__"):
+            if array.dtype == np.float64:
+                array = array.astype(np.float32)
+            elif array.dtype == np.int64 and (
+                array.size == 0 or (array.min() >= -(2**31) and array.max() < 2**31)
+            ):
+                array = array.astype(np.int32)
+    if array.dtype.kind in "SUO":
+        return string_array(array, tag)
+    return array
+
+
+def write(
+    tag: str, tensor: Any, step: Any = None, metadata: Any = None, name: str | None = None
+) -> bool:
+    """Write a generic tensor summary (``tf.summary.write``).
+
+    ``tensor`` is an array-like or a callable returning one, called only when the summary is
+    recorded. ``metadata`` is a ``SummaryMetadata`` proto (any protobuf message with
+    ``SerializeToString``), its serialized bytes, or ``None``. ``tag`` is used verbatim: name
+    scopes do not apply, as in TensorFlow.
+    """
+    if step is not None:
+        step = to_step(step, "step")
+    tag = check_tag(tag, "tag")
+    if metadata is None:
+        serialized = b""
+    elif hasattr(metadata, "SerializeToString"):
+        serialized = bytes(metadata.SerializeToString())
+    elif isinstance(metadata, (bytes, bytearray, memoryview)):
+        serialized = bytes(metadata)
+    else:
+        raise TypeError(
+            f"{tag!r}: metadata must be a SummaryMetadata proto or bytes, "
+            f"got {type(metadata).__name__}"
+        )
+    target = _target(step)
+    if target is None:
+        return False
+    writer, step = target
+    from . import proto
+
+    md = proto.SummaryMetadata.FromString(serialized)
+    array = _as_tensor_array(tensor() if callable(tensor) else tensor, tag)
+    value = proto.SummaryValue(tag=tag)
+    value.metadata.CopyFrom(md)
+    value.metadata.SetInParent()
+    value.tensor.CopyFrom(tensor_proto(array))
+    writer.write_values([bytes(value.SerializeToString())], step, time.time())
+    return True
+
+
+def write_raw_pb(tensor: Any, step: Any = None, name: str | None = None) -> bool:
+    """Write serialized ``Summary`` protos as one event
+    (``tf.summary.experimental.write_raw_pb``).
+
+    ``tensor`` is one serialized ``Summary`` (bytes, or a message with ``SerializeToString``)
+    or a sequence/array of them; their values are concatenated into a single event.
+    """
+    if step is not None:
+        step = to_step(step, "step")
+    target = _target(step)
+    if target is None:
+        return False
+    writer, step = target
+    from . import proto
+
+    items = [tensor] if isinstance(tensor, (bytes, bytearray)) else tensor
+    if hasattr(items, "SerializeToString"):
+        items = [items]
+    if isinstance(items, np.ndarray):
+        items = items.reshape(-1).tolist()
+    parts = []
+    for i, item in enumerate(items):
+        if hasattr(item, "SerializeToString"):
+            item = item.SerializeToString()
+        if not isinstance(item, (bytes, bytearray)):
+            raise TypeError(
+                f"write_raw_pb: element {i} must be a serialized Summary (bytes), "
+                f"got {type(item).__name__}"
+            )
+        try:
+            proto.Summary.FromString(bytes(item))
+        except Exception as exc:
+            raise ValueError(f"write_raw_pb: bad Summary binary proto at index {i}: {exc}") from exc
+        parts.append(bytes(item))
+    writer.sink.write(encode_event(time.time(), step, b"".join(parts)))
+    return True
+
+
+# -- graph and tracing: no TensorFlow graphs exist here ------------------------------------------
+
+_NO_GRAPHS = (
+    "npsummary writes summaries without TensorFlow, so there is no TensorFlow graph or "
+    "function execution to {what}. Describe the model with text() instead."
+)
+
+
+def graph(graph_data: Any) -> bool:
+    """Not supported: ``tf.summary.graph`` serializes a TensorFlow graph."""
+    raise NotImplementedError(_NO_GRAPHS.format(what="write"))
+
+
+def trace_on(graph: bool = True, profiler: bool = False, profiler_outdir: Any = None) -> None:
+    """Not supported: ``tf.summary.trace_on`` traces TensorFlow function executions."""
+    raise NotImplementedError(_NO_GRAPHS.format(what="trace"))
+
+
+def trace_export(name: str, step: Any = None, profiler_outdir: Any = None) -> None:
+    """Not supported: ``tf.summary.trace_export`` exports a TensorFlow trace."""
+    raise NotImplementedError(_NO_GRAPHS.format(what="export a trace of"))
+
+
+def trace_off() -> None:
+    """Not supported: ``tf.summary.trace_off`` stops a TensorFlow trace."""
+    raise NotImplementedError(_NO_GRAPHS.format(what="stop tracing"))

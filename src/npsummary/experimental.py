@@ -1,7 +1,8 @@
-"""``tf.summary.experimental`` without TensorFlow: the per-thread default step."""
+"""``tf.summary.experimental`` without TensorFlow: the per-thread default step, summary scopes
+and raw ``Summary`` protos."""
 
 from __future__ import annotations
 
-from ._tf2 import get_step, set_step
+from ._tf2 import get_step, set_step, summary_scope, write_raw_pb
 
-__all__ = ["get_step", "set_step"]
+__all__ = ["get_step", "set_step", "summary_scope", "write_raw_pb"]
