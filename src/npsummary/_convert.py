@@ -28,7 +28,9 @@ __all__ = [
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
+# Smallest magnitude a float32 cast rounds to infinity: halfway between float32's largest finite
+# value (2**128 - 2**104) and 2**128; the tie rounds to the even neighbour, infinity.
+_FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
 
 
 def _describe(value: Any) -> str:
@@ -87,7 +89,11 @@ def to_float(value: Any, tag: str) -> float:
             value, (np.integer, np.floating, np.bool_)
         ):
             raise TypeError(f"{tag!r}: expected a real number, got {_describe(value)}")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            # An int (or Fraction) beyond float64's range: saturate, as beyond float32's.
+            return math.inf if value > 0 else -math.inf  # type: ignore[operator]
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(f"{tag!r}: expected a real number, got {_describe(value)}")
     if hasattr(value, "__array__") or isinstance(value, (list, tuple)):
@@ -112,7 +118,7 @@ def to_float(value: Any, tag: str) -> float:
 
 def to_float32_range(value: float) -> float:
     """Saturate a finite value beyond float32's range to ±inf, as a float32 cast does."""
-    if (value > _FLOAT32_MAX or value < -_FLOAT32_MAX) and math.isfinite(value):
+    if (value >= _FLOAT32_OVERFLOW or value <= -_FLOAT32_OVERFLOW) and math.isfinite(value):
         return math.copysign(math.inf, value)
     return value
 
