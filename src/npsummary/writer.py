@@ -159,6 +159,10 @@ class SummaryWriter:
 
             event = proto.Event(step=self._purge_step, wall_time=time.time())
             event.session_log.status = proto.SESSION_LOG_START
+            # TensorBoard's Python loader takes the first START of a run as the session's
+            # beginning and purges (steps >= START.step) only on a later one. The crashed
+            # writer usually wrote none, so write two: the second purges in every case.
+            writer.write_event(event)
             writer.write_event(event)
             self._purge_step = None
         self._writer = writer
