@@ -156,3 +156,56 @@ def tensor_value(tag: str, tensor: Any, md: Any) -> bytes:
     value.tensor.CopyFrom(tensor)
     value.metadata.CopyFrom(md)
     return bytes(value.SerializeToString())
+
+
+def histogram_value(tag: str, buckets: np.ndarray, *, description: str | None = None) -> bytes:
+    """Serialized TF2 histogram: a DT_DOUBLE ``[k, 3]`` tensor of ``(left, right, count)`` rows."""
+    tensor = tensor_proto(np.asarray(buckets, dtype=np.float64).reshape(-1, 3))
+    return tensor_value(tag, tensor, metadata(PLUGIN_HISTOGRAMS, description=description))
+
+
+def legacy_histogram_value(
+    tag: str,
+    *,
+    min: float,
+    max: float,
+    num: float,
+    sum: float,
+    sum_squares: float,
+    bucket_limit: Any,
+    bucket: Any,
+) -> bytes:
+    """Serialized ``Summary.Value{tag, histo: HistogramProto}`` (TF1 and tensorboardX format).
+
+    ``bucket_limit[i]`` is the exclusive right edge of bucket ``i``. Both TensorBoard loaders
+    convert it to the histograms plugin's ``[k, 3]`` form when they read it.
+    """
+    from . import proto
+
+    value = proto.SummaryValue(tag=tag)
+    histo = value.histo
+    histo.min = float(min)
+    histo.max = float(max)
+    histo.num = float(num)
+    histo.sum = float(sum)
+    histo.sum_squares = float(sum_squares)
+    histo.bucket_limit.extend(np.asarray(bucket_limit, dtype=np.float64).tolist())
+    histo.bucket.extend(np.asarray(bucket, dtype=np.float64).tolist())
+    return bytes(value.SerializeToString())
+
+
+def image_value(
+    tag: str,
+    width: int,
+    height: int,
+    pngs: list[bytes],
+    *,
+    description: str | None = None,
+) -> bytes:
+    """Serialized TF2 image summary: a DT_STRING ``[2 + n]`` tensor ``[width, height, png…]``."""
+    from . import proto
+
+    tensor = proto.TensorProto(dtype=_DT_STRING)
+    tensor.tensor_shape.dim.add().size = 2 + len(pngs)
+    tensor.string_val.extend([str(width).encode(), str(height).encode(), *pngs])
+    return tensor_value(tag, tensor, metadata(PLUGIN_IMAGES, description=description))
