@@ -20,7 +20,7 @@ Importing npsummary imports numpy and protobuf only.
 
 from __future__ import annotations
 
-from . import experimental
+from . import experimental, v1
 from ._events import EventSink, EventWriteError, FileSink, MemorySink
 from ._tf2 import (
     NoopSummaryWriter,
@@ -67,6 +67,7 @@ __all__ = [
     "trace_export",
     "trace_off",
     "trace_on",
+    "v1",
     "write",
 ]
 

@@ -1,0 +1,164 @@
+"""npsummary.v1: TF1-style summaries, tags, merge/merge_all and FileWriter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import npsummary
+from conftest import event_files, read_events
+from npsummary import proto as P
+from npsummary import v1
+from npsummary._wav import encode_wav
+
+
+@pytest.fixture(autouse=True)
+def _fresh_round() -> None:
+    v1.merge_all()
+    for key in list(v1._v1.collections):
+        v1._v1.collections.pop(key)
+
+
+def values(summary: bytes | None) -> list[Any]:
+    assert summary is not None
+    return list(P.Summary.FromString(summary).value)
+
+
+def test_scalar_is_simple_value_without_metadata() -> None:
+    (value,) = values(v1.scalar("loss", np.float64(0.1)))
+    assert value.tag == "loss" and value.WhichOneof("value") == "simple_value"
+    assert value.simple_value == np.float32(0.1)
+    assert not value.HasField("metadata")
+
+
+def test_tags_clean_uniquify_scope_and_family() -> None:
+    tags = [
+        values(v1.scalar("loss", 1))[0].tag,
+        values(v1.scalar("loss", 1))[0].tag,
+        values(v1.scalar("LOSS", 1))[0].tag,
+        values(v1.scalar("loss_1", 1))[0].tag,
+        values(v1.scalar("bad name!", 1))[0].tag,
+        values(v1.scalar("/lead", 1))[0].tag,
+        values(v1.scalar("x", 1, family="fam"))[0].tag,
+    ]
+    with npsummary.name_scope("layer1"):
+        tags.append(values(v1.scalar("loss", 1))[0].tag)
+        tags.append(values(v1.scalar("y", 1, family="f"))[0].tag)
+    assert tags == [
+        "loss",
+        "loss_1",
+        "LOSS_2",
+        "loss_1_1",
+        "bad_name_",
+        "lead",
+        "fam/fam/x",
+        "layer1/loss",
+        "f/layer1/f/y",
+    ]
+
+
+def test_merge_all_collects_and_resets_names() -> None:
+    assert v1.merge_all() is None
+    for step in range(2):
+        v1.scalar("a", step)
+        v1.text("t", "hello")
+        v1.scalar("kept_out", 1, collections=[])
+        v1.scalar(f"other{step}", 1, collections=["mine"])
+        merged = v1.merge_all()
+        assert [v.tag for v in values(merged)] == ["a", "t"]
+    assert [v.tag for v in values(v1.merge_all("mine"))] == ["other0", "other1"]
+    assert v1.merge_all("mine") is None
+
+
+def test_merge_all_scope_filter() -> None:
+    with npsummary.name_scope("train"):
+        v1.scalar("a", 1)
+    v1.scalar("b", 2)
+    assert [v.tag for v in values(v1.merge_all(scope="train/"))] == ["train/a"]
+
+
+def test_merge_concatenates_and_rejects_duplicate_tags() -> None:
+    a = v1.scalar("a", 1)
+    b = v1.scalar("b", 2)
+    proto_summary = P.Summary.FromString(v1.scalar("c", 3))
+    assert [v.tag for v in values(v1.merge([a, b, proto_summary]))] == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="Duplicate tag a"):
+        v1.merge([a, a])
+
+
+def test_text_and_tensor_summary() -> None:
+    (txt,) = values(v1.text("notes", np.array(["x", "y"])))
+    assert txt.metadata.plugin_data.plugin_name == "text"
+    assert list(txt.tensor.string_val) == [b"x", b"y"]
+    md = P.SummaryMetadata()
+    md.plugin_data.plugin_name = "custom"
+    (ten,) = values(
+        v1.tensor_summary("t", np.eye(2), summary_description="desc", summary_metadata=md)
+    )
+    assert ten.tensor.dtype == P.DT_DOUBLE and len(ten.tensor.tensor_content) == 32
+    assert ten.metadata.plugin_data.plugin_name == "custom"
+    assert ten.metadata.summary_description == "desc"
+    (bare,) = values(v1.tensor_summary("u", [1, 2]))
+    assert bare.tensor.dtype == P.DT_INT32 and bare.HasField("metadata")
+
+
+def test_audio_values_and_tags() -> None:
+    clips = np.linspace(-1, 1, 30, dtype=np.float32).reshape(3, 5, 2)
+    several = values(v1.audio("snd", clips, 8000, max_outputs=2))
+    assert [v.tag for v in several] == ["snd/audio/0", "snd/audio/1"]
+    first = several[0].audio
+    assert (first.sample_rate, first.num_channels, first.length_frames) == (8000, 2, 5)
+    assert first.content_type == "audio/wav"
+    assert first.encoded_audio_string == encode_wav(clips[0], 8000)
+    (one,) = values(v1.audio("mono", clips[:, :, 0], 8000, max_outputs=1))
+    assert one.tag == "mono/audio" and one.audio.num_channels == 1
+
+
+def test_file_writer_writes_events_and_strips_repeated_metadata(tmp_path: Path) -> None:
+    logdir = tmp_path / "train"
+    writer = v1.FileWriter(str(logdir))
+    assert logdir.is_dir() and event_files(logdir) == []  # file created on first event
+    assert writer.get_logdir() == str(logdir)
+    for step in range(3):
+        v1.scalar("loss", 1.0 / (step + 1))
+        v1.text("note", f"step {step}")
+        writer.add_summary(v1.merge_all(), global_step=step)
+    writer.add_summary(None, 3)  # an empty merge_all is ignored
+    writer.add_session_log(v1.SessionLog(status=v1.SessionLog.STOP), 3)
+    writer.add_run_metadata(b"\x0a\x00", "step000", 0)
+    writer.close()
+    (path,) = event_files(logdir)
+    events = read_events(path)
+    assert events[0].file_version == "brain.Event:2"
+    summaries = [e for e in events if e.HasField("summary")]
+    assert [e.step for e in summaries] == [0, 1, 2]
+    notes = [v for e in summaries for v in e.summary.value if v.tag == "note"]
+    assert [v.HasField("metadata") for v in notes] == [True, False, False]
+    assert events[-2].session_log.status == 2 and events[-2].step == 3
+    assert events[-1].tagged_run_metadata.tag == "step000"
+
+
+def test_file_writer_reopen_close_and_context_manager(tmp_path: Path) -> None:
+    with v1.FileWriter(tmp_path, filename_suffix=".sfx") as writer:
+        (first,) = event_files(tmp_path)  # a suffix makes the file at once, as in TF1
+        assert first.name.endswith(".sfx")
+        writer.add_summary(v1.scalar("a", 1), 0)
+    with pytest.warns(RuntimeWarning, match="closed"):
+        writer.add_summary(v1.scalar("a", 2), 1)
+    writer.reopen()
+    writer.add_summary(v1.merge_all(), 2)
+    writer.close()
+    files = event_files(tmp_path)
+    assert len(files) == 2
+    steps = [[e.step for e in read_events(f) if e.HasField("summary")] for f in files]
+    assert steps == [[0], [2]]
+
+
+def test_file_writer_accepts_graph_def_bytes(tmp_path: Path) -> None:
+    writer = v1.FileWriter(tmp_path, graph=b"\x0a\x03\x0a\x01x")
+    writer.close()
+    (path,) = event_files(tmp_path)
+    assert read_events(path)[1].graph_def == b"\x0a\x03\x0a\x01x"
