@@ -189,7 +189,7 @@ def test_good_steps(logdir: Path) -> None:
 def test_bad_walltime(walltime: Any, error: type[Exception]) -> None:
     sink = MemorySink()
     writer = SummaryWriter(sink)
-    with pytest.raises(error, match="'loss'.*walltime"):
+    with pytest.raises(error, match=r"'loss'.*walltime"):
         writer.add_scalar("loss", 1.0, 1, walltime=walltime)
     with pytest.raises(error, match="walltime"):
         writer.add_scalars("loss", {"a": 1.0}, 1, walltime=walltime)
