@@ -91,19 +91,21 @@ class SummaryFileWriter:
     def set_as_default(self, step: Any = None) -> None:
         """Make this the default writer of the current thread (and set the step, if given)."""
         self._live()
+        new_step = None if step is None else to_step(step, "step")  # validate before changing
         _state.writer = self
-        if step is not None:
-            _state.step = to_step(step, "step")
+        if new_step is not None:
+            _state.step = new_step
 
     @contextlib.contextmanager
     def as_default(self, step: Any = None) -> Iterator[SummaryFileWriter]:
         """Context manager: default writer (and step) inside, previous ones restored and the
         writer flushed on exit."""
         self._live()
+        new_step = None if step is None else to_step(step, "step")  # validate before changing
         old_writer, old_step = _state.writer, _state.step
         _state.writer = self
-        if step is not None:
-            _state.step = to_step(step, "step")
+        if new_step is not None:
+            _state.step = new_step
         try:
             yield self
         finally:
