@@ -20,7 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from ._wire import encode_length_delimited, encode_metadata, scalar_value_prefix
+from ._wire import (
+    encode_length_delimited,
+    encode_metadata,
+    encode_varint,
+    scalar_value_prefix,
+    wall_time_field,
+)
 
 __all__ = [
     "PLUGIN_AUDIO",
@@ -98,12 +104,34 @@ def scalar_value(
 
 
 class ScalarEncoder:
-    """Encodes scalar values, caching the bytes that depend only on the tag and its metadata."""
+    """Encodes scalar values and events, caching the bytes that depend only on the tag and its
+    metadata: per call only the wall time, the step and 4 value bytes are encoded."""
 
     _MAX_CACHED = 65536
 
     def __init__(self) -> None:
-        self._parts: dict[tuple[str, str | None, str | None], tuple[bytes, bytes]] = {}
+        # key -> (Summary.Value bytes before the float, Summary.Value bytes after it,
+        #         Event.summary field header + Summary.value field header)
+        self._parts: dict[tuple[str, str | None, str | None], tuple[bytes, bytes, bytes]] = {}
+
+    def _get(
+        self, tag: str, description: str | None, display_name: str | None
+    ) -> tuple[bytes, bytes, bytes]:
+        key = (tag, description, display_name)
+        parts = self._parts.get(key)
+        if parts is None:
+            md = encode_metadata(PLUGIN_SCALARS, b"", display_name, description)
+            prefix, suffix = scalar_value_prefix(tag), encode_length_delimited(9, md)
+            value_length = len(prefix) + 4 + len(suffix)
+            summary_length = 1 + len(encode_varint(value_length)) + value_length
+            headers = (
+                b"\x2a" + encode_varint(summary_length) + b"\x0a" + encode_varint(value_length)
+            )
+            parts = (prefix, suffix, headers)
+            if len(self._parts) >= self._MAX_CACHED:
+                self._parts.clear()
+            self._parts[key] = parts
+        return parts
 
     def encode(
         self,
@@ -112,15 +140,25 @@ class ScalarEncoder:
         description: str | None = None,
         display_name: str | None = None,
     ) -> bytes:
-        key = (tag, description, display_name)
-        parts = self._parts.get(key)
-        if parts is None:
-            md = encode_metadata(PLUGIN_SCALARS, b"", display_name, description)
-            parts = (scalar_value_prefix(tag), encode_length_delimited(9, md))
-            if len(self._parts) >= self._MAX_CACHED:
-                self._parts.clear()
-            self._parts[key] = parts
-        return parts[0] + _FLOAT.pack(value) + parts[1]
+        """Serialized ``Summary.Value`` of one scalar."""
+        prefix, suffix, _ = self._get(tag, description, display_name)
+        return prefix + _FLOAT.pack(value) + suffix
+
+    def event(
+        self,
+        tag: str,
+        value: float,
+        step: int,
+        wall_time: float,
+        description: str | None = None,
+        display_name: str | None = None,
+    ) -> bytes:
+        """Serialized ``Event{wall_time, step, summary{value: [scalar]}}``."""
+        prefix, suffix, headers = self._get(tag, description, display_name)
+        step_field = b"\x10" + encode_varint(step) if step else b""
+        return b"".join(
+            (wall_time_field(wall_time), step_field, headers, prefix, _FLOAT.pack(value), suffix)
+        )
 
 
 def tensor_proto(array: np.ndarray) -> Any:

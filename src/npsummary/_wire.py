@@ -25,6 +25,7 @@ __all__ = [
     "encode_metadata",
     "encode_varint",
     "scalar_value_prefix",
+    "wall_time_field",
 ]
 
 _DOUBLE = struct.Struct("<d")
@@ -32,13 +33,20 @@ _DOUBLE = struct.Struct("<d")
 _DOUBLE_ZERO = bytes(8)
 
 
-def _wall_time_field(wall_time: float) -> bytes:
+def wall_time_field(wall_time: float) -> bytes:
     packed = _DOUBLE.pack(wall_time)
     return b"" if packed == _DOUBLE_ZERO else b"\x09" + packed
 
 
+_ONE_BYTE_VARINTS = [bytes((i,)) for i in range(128)]
+
+
 def encode_varint(value: int) -> bytes:
     """Encode an int64 (negative values as 10-byte two's complement) as a base-128 varint."""
+    if 0 <= value < 0x80:
+        return _ONE_BYTE_VARINTS[value]
+    if 0 < value < 0x4000:
+        return bytes(((value & 0x7F) | 0x80, value >> 7))
     if value < 0:
         value += 1 << 64
     out = bytearray()
@@ -59,7 +67,7 @@ def encode_event(wall_time: float, step: int, summary: bytes) -> bytes:
 
     ``step`` 0 and ``wall_time`` +0.0 are omitted, as proto3 omits default scalars.
     """
-    parts = [_wall_time_field(wall_time)]
+    parts = [wall_time_field(wall_time)]
     if step:
         parts.append(b"\x10")
         parts.append(encode_varint(step))
@@ -73,7 +81,7 @@ def encode_file_version_event(wall_time: float, writer: str) -> bytes:
     """Return the serialized first event of a file: ``file_version`` plus ``source_metadata``."""
     source_metadata = encode_length_delimited(1, writer.encode()) if writer else b""
     return (
-        _wall_time_field(wall_time)
+        wall_time_field(wall_time)
         + encode_length_delimited(3, b"brain.Event:2")
         + encode_length_delimited(10, source_metadata)
     )

@@ -33,7 +33,7 @@ from ._convert import (
 )
 from ._events import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink, hostname
 from ._summary import ScalarEncoder, summary_bytes
-from ._wire import encode_event, encode_varint
+from ._wire import encode_event
 
 __all__ = ["EventWriter", "SummaryWriter", "safe_run_name"]
 
@@ -69,9 +69,7 @@ class EventWriter:
         description: str | None = None,
         display_name: str | None = None,
     ) -> None:
-        encoded = self.scalars.encode(tag, value, description, display_name)
-        summary = b"\x0a" + encode_varint(len(encoded)) + encoded
-        self.sink.write(encode_event(walltime, step, summary))
+        self.sink.write(self.scalars.event(tag, value, step, walltime, description, display_name))
 
     def write_event(self, event: Any) -> None:
         self.sink.write(bytes(event.SerializeToString()))
