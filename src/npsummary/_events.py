@@ -16,10 +16,16 @@ File sink guarantees:
 * :meth:`FileSink.flush` writes everything logged before it and fsyncs the file before it returns.
   Pending records are also written at interpreter exit and when a sink is garbage collected.
 * An I/O error in the background thread is raised by the next ``write``, ``flush`` or ``close`` as
-  :class:`EventWriteError`. Unwritten records are kept, up to ``max_pending_bytes``, and written by
-  a later successful attempt; beyond that bound new records are dropped and counted in the error.
-  A failed write is cut back to the last complete record, so the file never holds a torn record in
-  its middle.
+  :class:`EventWriteError`. Unwritten records are kept, up to ``max_pending_bytes`` (queued plus
+  in flight), and written by a later successful attempt; beyond that bound new records are dropped
+  and counted in the next error, never silently. Failed writes are retried in the background with
+  exponential backoff (``flush_secs`` doubling up to 30 s) and at every ``flush()``; logging calls
+  never trigger a retry while failing. A failed write is cut back to the last complete record, so
+  the file never holds a torn record in its middle. ``flush`` and ``close`` reach every sub-run
+  even when one fails, then raise the first error; records still unwritten at ``close`` are
+  counted in its error.
+* If the event file is deleted while open (e.g. the logdir is removed), the next write notices,
+  starts a new file (recreating the directory) and raises ``EventWriteError`` (ENOENT) once.
 * After ``os.fork()`` the child starts with no pending records and writes to a new file of its own
   on first use; the parent's sinks carry on unaffected.
 """
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import itertools
 import os
 import threading
@@ -101,10 +108,34 @@ class MemorySink:
             child.close()
 
     def child(self, name: str) -> MemorySink:
+        check_run_name(name)
         if name not in self.children:
             self.children[name] = MemorySink()
         return self.children[name]
 
+
+def check_run_name(name: str) -> str:
+    """Return ``name`` if it is one safe path component (a sub-run directory), else raise.
+
+    Callers turn tags into names with ``writer.safe_run_name``; this check is the last line of
+    defence against a tag escaping the logdir (``..``, separators, NUL, drive or absolute paths).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"sub-run name must be a str, got {type(name).__name__}")
+    if (
+        name in ("", ".", "..")
+        or "/" in name
+        or "\\" in name
+        or "\0" in name
+        or os.path.splitdrive(name)[0]
+        or os.path.isabs(name)
+    ):
+        raise ValueError(f"sub-run name must be one path component, got {name!r}")
+    return name
+
+
+#: Retries of a failing write back off exponentially from flush_secs up to this many seconds.
+MAX_RETRY_SECS = 30.0
 
 _file_counter = itertools.count()
 _counter_lock = threading.Lock()
@@ -158,7 +189,11 @@ class _FileState:
         self.deadline = 0.0
         self.error: BaseException | None = None
         self.failing = False  # the last write attempt failed
+        self.failures = 0  # consecutive failed attempts (sets the retry backoff)
+        self.last_error: BaseException | None = None
+        self.error_path = ""
         self.dropped = 0
+        self.unwritten = 0  # records still pending when close() gave up
         self.closed = False
         self.path = ""
         self.fd = -1
@@ -167,9 +202,44 @@ class _FileState:
 
     def _open_new_file(self) -> None:
         now = time.time()
-        self.path, self.fd = _create_event_file(self.directory, self.suffix, now)
-        self.size = 0
-        self._append([encode_file_version_event(float(int(now)), SOURCE_WRITER)], fsync=False)
+        path, fd = _create_event_file(self.directory, self.suffix, now)
+        view = memoryview(frame_record(encode_file_version_event(float(int(now)), SOURCE_WRITER)))
+        size = len(view)
+        try:
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError:
+            # Leave no half-written file behind (we created it, exclusively, a moment ago).
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
+        self.path, self.fd, self.size = path, fd, size
+
+    def _file_removed(self) -> bool:
+        try:
+            os.stat(self.path)
+        except (FileNotFoundError, NotADirectoryError):
+            return True
+        except OSError:
+            return False
+        return False
+
+    def _replace_removed_file(self) -> None:
+        # The file (or its directory) was deleted while open: appending to the descriptor would
+        # write into the void. Start a new file, as TensorFlow's EventsWriter does, and report it.
+        old_fd, old_path = self.fd, self.path
+        self._open_new_file()  # raises if the directory cannot be recreated: retried later
+        with contextlib.suppress(OSError):
+            os.close(old_fd)
+        with self.lock:
+            self.error = FileNotFoundError(
+                errno.ENOENT,
+                "the file was removed while open (records written to it are lost); "
+                f"logging continues in {self.path}",
+            )
+            self.error_path = old_path
 
     def _append(self, payloads: list[bytes], *, fsync: bool) -> None:
         data = b"".join([frame_record(p) for p in payloads])
@@ -188,42 +258,69 @@ class _FileState:
         self.size += len(data)
 
     def drain(self, *, fsync: bool) -> None:
-        """Write every pending record; on failure keep them (bounded) and remember the error."""
+        """Write every pending record; on failure keep them (bounded) and remember the error.
+
+        ``pending_bytes`` keeps counting the batch while it is written, so the memory bound holds
+        for queued plus in-flight records.
+        """
         with self.io_lock:
             with self.lock:
                 batch, self.pending = self.pending, []
-                self.pending_bytes = 0
+                batch_bytes = sum(len(p) for p in batch)
                 self.wake_sent = False
                 self.deadline = 0.0
             if self.fd < 0:
+                with self.lock:
+                    self.pending[:0] = batch
                 return
             if not batch and not fsync:
                 return
             try:
+                if self._file_removed():
+                    self._replace_removed_file()
                 self._append(batch, fsync=fsync)
             except OSError as exc:
                 with self.lock:
                     self.pending[:0] = batch
-                    self.pending_bytes += sum(len(p) for p in batch)
-                    self.error = exc
+                    self.error = self.last_error = exc
+                    self.error_path = self.path
                     self.failing = True
-                    self.deadline = time.monotonic() + self.flush_secs
+                    self.failures += 1
+                    # Retry in the background with exponential backoff; write() does not wake
+                    # the flusher while failing, so a full disk costs no CPU per logged record.
+                    self.wake_sent = False
+                    delay = self.flush_secs * 2.0 ** min(self.failures - 1, 30)
+                    delay = min(delay, max(self.flush_secs, MAX_RETRY_SECS))
+                    self.deadline = time.monotonic() + delay
             else:
-                self.failing = False
+                with self.lock:
+                    self.pending_bytes -= batch_bytes
+                    self.failing = False
+                    self.failures = 0
 
     def raise_error(self) -> None:
+        """Raise the pending error, if any; dropped or unwritten records are never silent."""
         with self.lock:
             exc, self.error = self.error, None
             dropped, self.dropped = self.dropped, 0
-        if exc is None:
+            unwritten, self.unwritten = self.unwritten, 0
+            kept = len(self.pending)
+            cause = exc or self.last_error
+            path = self.error_path or self.path
+        if exc is None and not dropped and not unwritten:
             return
-        message = f"writing event file {self.path} failed: {exc}"
+        message = f"writing event file {path} failed: {cause}"
         if dropped:
-            message += f"; {dropped} records dropped while it kept failing"
-        with self.lock:
-            if self.pending:
-                message += f"; {len(self.pending)} records kept and retried"
-        raise EventWriteError(getattr(exc, "errno", None) or 0, message) from exc
+            message += (
+                f"; {dropped} records dropped while writes kept failing (more than "
+                f"max_pending_bytes={self.max_pending_bytes} were waiting)"
+            )
+        if unwritten:
+            message += f"; {unwritten} records could not be written before close"
+        elif kept:
+            message += f"; {kept} records kept and retried"
+        code = getattr(cause, "errno", None) or errno.EIO
+        raise EventWriteError(code, message) from cause
 
     def close(self) -> None:
         if self.closed:
@@ -231,8 +328,14 @@ class _FileState:
         self.drain(fsync=True)
         with self.io_lock:
             self.closed = True
+            with self.lock:
+                # A failed last write: report the loss at this close() and free the memory.
+                self.unwritten += len(self.pending)
+                self.pending = []
+                self.pending_bytes = 0
             if self.fd >= 0:
-                os.close(self.fd)
+                with contextlib.suppress(OSError):
+                    os.close(self.fd)
                 self.fd = -1
         _FLUSHER.unregister(self)
 
@@ -245,7 +348,9 @@ class _FileState:
         self.deadline = 0.0
         self.error = None
         self.failing = False
+        self.failures = 0
         self.dropped = 0
+        self.unwritten = 0
         if self.fd >= 0:
             with contextlib.suppress(OSError):
                 os.close(self.fd)
@@ -337,6 +442,12 @@ class FileSink:
         max_queue: int = DEFAULT_MAX_QUEUE,
         max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
     ) -> None:
+        if not isinstance(filename_suffix, str):
+            raise TypeError(f"filename_suffix must be a str, got {type(filename_suffix).__name__}")
+        if "/" in filename_suffix or "\\" in filename_suffix or "\0" in filename_suffix:
+            raise ValueError(
+                f"filename_suffix must not contain a path separator or NUL, got {filename_suffix!r}"
+            )
         self._options = (filename_suffix, flush_secs, max_queue, max_pending_bytes)
         self._state = _FileState(
             os.fspath(directory), filename_suffix, flush_secs, max_queue, max_pending_bytes
@@ -344,6 +455,7 @@ class FileSink:
         _FLUSHER.register(self._state)
         self._finalizer = weakref.finalize(self, self._state.close)
         self._children: dict[str, FileSink] = {}
+        self._children_lock = threading.Lock()
 
     @property
     def path(self) -> str:
@@ -356,7 +468,7 @@ class FileSink:
 
     def write(self, payload: bytes) -> None:
         state = self._state
-        if state.error is not None:
+        if state.error is not None or state.dropped:
             state.raise_error()
         if state.fd < 0:
             self._reopen()
@@ -375,7 +487,7 @@ class FileSink:
             wake = not state.deadline
             if wake:
                 state.deadline = time.monotonic() + state.flush_secs
-            if len(state.pending) > state.max_queue and not state.wake_sent:
+            if len(state.pending) > state.max_queue and not state.wake_sent and not state.failing:
                 state.wake_sent = wake = True
         if wake:
             _FLUSHER.wake()
@@ -391,33 +503,61 @@ class FileSink:
         _FLUSHER.register(state)
 
     def flush(self) -> None:
+        """Write and fsync this file and its sub-runs; a failure in one does not stop the others,
+        and the first error is raised after all were tried."""
         state = self._state
-        if state.closed:
-            return
-        if state.fd < 0:
-            self._reopen()
-        state.drain(fsync=True)
-        state.raise_error()
-        for child in self._children.values():
-            child.flush()
+        errors: list[OSError] = []
+        if not state.closed:
+            try:
+                if state.fd < 0:
+                    self._reopen()
+                state.drain(fsync=True)
+                state.raise_error()
+            except OSError as exc:
+                errors.append(exc)
+        for child in list(self._children.values()):
+            try:
+                child.flush()
+            except OSError as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
 
     def close(self) -> None:
-        for child in self._children.values():
-            child.close()
+        """Flush and close this file and its sub-runs (all of them, even if one fails), then raise
+        the first error. Idempotent."""
+        errors: list[OSError] = []
+        for child in list(self._children.values()):
+            try:
+                child.close()
+            except OSError as exc:
+                errors.append(exc)
         state = self._state
-        if state.closed:
-            return
-        if state.fd < 0:
-            # Forked child that never wrote: nothing to close.
-            state.closed = True
-            return
-        state.close()
-        self._finalizer.detach()
-        state.raise_error()
+        if not state.closed:
+            if state.fd < 0:
+                # Forked child that never wrote: nothing to close.
+                state.closed = True
+            else:
+                state.close()
+            self._finalizer.detach()
+            try:
+                state.raise_error()
+            except OSError as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
 
     def child(self, name: str) -> FileSink:
         sink = self._children.get(name)
-        if sink is None:
+        if sink is not None:
+            return sink
+        check_run_name(name)
+        # Locked: two threads logging a new sub-run at once must share one file, or records of
+        # the loser would miss flush() and close().
+        with self._children_lock:
+            sink = self._children.get(name)
+            if sink is not None:
+                return sink
             suffix, flush_secs, max_queue, max_pending_bytes = self._options
             sink = FileSink(
                 os.path.join(self._state.directory, name),
