@@ -125,3 +125,5 @@ def _reset_tf2_state() -> Iterator[None]:
         return
     _tf2._state.writer = None
     _tf2._state.step = None
+    _tf2._state.record_if = True
+    _tf2._state.name_scope = ""
