@@ -171,6 +171,13 @@ def read_records(stream: BinaryIO, *, verify: bool = True) -> Iterator[bytes]:
         header_bytes = stream.read(_HEADER_SIZE)
         if not header_bytes:
             return
+        # Raw streams (pipes, sockets, unbuffered files) may return fewer bytes than asked for
+        # before the end: keep reading, and call it truncated only at the real end.
+        while len(header_bytes) < _HEADER_SIZE:
+            more = stream.read(_HEADER_SIZE - len(header_bytes))
+            if not more:
+                break
+            header_bytes += more
         if len(header_bytes) < _HEADER_SIZE:
             raise TruncatedRecordError("stream ends inside a record header", pos)
         header = header_bytes[:8]
