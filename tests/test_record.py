@@ -146,6 +146,35 @@ def test_tensorboard_record_reader_round_trip(tmp_path: Path) -> None:
     assert raw_records(path) == records
 
 
+class Trickle(io.RawIOBase):
+    """A raw stream returning at most ``step`` bytes per read, like a pipe or a socket."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self.data = data
+        self.pos = 0
+        self.step = step
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+        n = min(self.step, len(buffer), len(self.data) - self.pos)
+        buffer[:n] = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return n
+
+
+@pytest.mark.parametrize("step", [1, 5, 13])
+def test_read_records_handles_short_reads(step: int) -> None:
+    records = [b"abc", b"", b"defgh" * 10]
+    stream = b"".join(frame_record(p) for p in records)
+    assert list(read_records(Trickle(stream, step))) == records
+    with pytest.raises(TruncatedRecordError):
+        list(read_records(Trickle(stream[:-3], step)))
+    with pytest.raises(TruncatedRecordError):
+        list(read_records(Trickle(stream + stream[:7], step)))
+
+
 def test_read_records_reads_large_record_in_chunks() -> None:
     big = bytes(range(256)) * (5 * 4096 + 3)  # > 1 MiB chunk size
     stream = frame_record(big) + frame_record(b"tail")
@@ -187,6 +216,27 @@ def test_bit_flip_is_detected(bit: int) -> None:
         damaged_offset = 0 if bit // 8 < FIRST_END else FIRST_END
         assert error.offset == damaged_offset
         assert len(got) == (0 if damaged_offset == 0 else 1)
+
+
+@settings(max_examples=200)
+@given(
+    payload_lists.filter(bool),
+    st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), min_size=1, max_size=4),
+)
+def test_random_corruption_never_yields_a_wrong_payload(
+    records: list[bytes], damage: list[tuple[int, int]]
+) -> None:
+    original = b"".join(frame_record(p) for p in records)
+    data = bytearray(original)
+    for position, xor in damage:
+        data[position % len(data)] ^= xor
+    for reader in (iter_records(bytes(data)), read_records(io.BytesIO(bytes(data)))):
+        got, error = _collect(reader)
+        if data == original:  # the flips cancelled out
+            assert (got, error) == (records, None)
+            continue
+        assert got == records[: len(got)]
+        assert isinstance(error, (CorruptRecordError, TruncatedRecordError)), error
 
 
 def test_bad_payload_crc_passes_only_without_verify() -> None:

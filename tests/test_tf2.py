@@ -132,6 +132,16 @@ def test_as_default_yields_writer_and_restores_after_exception(logdir: Path) -> 
     writer.close()
 
 
+def test_close_inside_as_default(logdir: Path) -> None:
+    writer = writer_for(logdir)
+    with writer.as_default(step=1):
+        assert npsummary.scalar("x", 1.0) is True
+        writer.close()
+        assert npsummary.scalar("x", 2.0) is False
+    assert tf2._state.writer is None
+    assert on_disk(logdir) == [(1, 1.0)]
+
+
 def test_as_default_with_bad_step_changes_nothing(tmp_path: Path) -> None:
     previous = writer_for(tmp_path / "prev")
     previous.set_as_default(step=3)

@@ -59,6 +59,16 @@ class TorchLike:
         return ArrayLike(np.float32(self.value))
 
 
+class BrokenTensor:
+    """``__array__`` and ``detach`` both fail."""
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad.")
+
+    def detach(self) -> Any:
+        raise RuntimeError("no detach either")
+
+
 ACCEPTED: list[tuple[Any, float]] = [
     (3, 3.0),
     (-2.5, -2.5),
@@ -105,6 +115,7 @@ REJECTED: list[tuple[Any, type[Exception]]] = [
     (np.array(["a"]), TypeError),
     (np.array([None], dtype=object), TypeError),
     (object(), TypeError),
+    (BrokenTensor(), TypeError),
     ({"a": 1}, TypeError),
 ]
 
