@@ -266,6 +266,42 @@ def test_stored_value_is_the_float32_cast(value: float) -> None:
     assert stored == expected or (math.isnan(stored) and math.isnan(expected))
 
 
+@settings(max_examples=150)
+@given(
+    st.text(min_size=1, max_size=30),
+    st.floats(width=32),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
+)
+def test_round_trip_through_tensorboard_parser(
+    tag: str, value: float, step: int, walltime: float
+) -> None:
+    from tensorboard.compat.proto import event_pb2
+    from tensorboard.util import tensor_util
+
+    sink = MemorySink()
+    SummaryWriter(sink).add_scalar(tag, value, step, walltime=walltime)
+    (payload,) = sink.payloads
+    event = event_pb2.Event.FromString(payload)
+    assert (event.step, event.wall_time) == (step, walltime)
+    (v,) = event.summary.value
+    assert v.tag == tag
+    assert v.metadata.plugin_data.plugin_name == "scalars"
+    stored = tensor_util.make_ndarray(v.tensor).item()
+    assert stored == value or (math.isnan(stored) and math.isnan(value))
+
+
+def test_unicode_tags_read_back(logdir: Path) -> None:
+    tags = ["λ/損失", "emoji 🎉", "tab\tand space", "a" * 300]
+    with SummaryWriter(logdir) as writer:
+        for i, tag in enumerate(tags):
+            writer.add_scalar(tag, float(i), i)
+    scalars = read_scalars(logdir)
+    assert sorted(scalars) == sorted(tags)
+    for i, tag in enumerate(tags):
+        assert scalar_values(scalars[tag]) == [(i, float(i))]
+
+
 # --- add_scalars ----------------------------------------------------------------------------
 
 
