@@ -153,7 +153,7 @@ def test_write_tensor_callable_and_metadata(sink: MemorySink) -> None:
     assert t.metadata.plugin_data.plugin_name == "custom"
     assert f.tensor.dtype == P.DT_FLOAT and f.metadata == md
     assert s.tag == "s"  # write() ignores name scopes, as in TensorFlow
-    assert s.HasField("metadata") and list(s.tensor.string_val) == [b"str"]
+    assert not s.HasField("metadata") and list(s.tensor.string_val) == [b"str"]
 
 
 def test_write_raw_pb_merges_into_one_event(sink: MemorySink) -> None:

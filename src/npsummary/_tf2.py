@@ -422,9 +422,9 @@ def write(
     md = proto.SummaryMetadata.FromString(serialized)
     array = _as_tensor_array(tensor() if callable(tensor) else tensor, tag)
     value = proto.SummaryValue(tag=tag)
-    value.metadata.CopyFrom(md)
-    value.metadata.SetInParent()
     value.tensor.CopyFrom(tensor_proto(array))
+    if serialized:  # TF writes no metadata field for empty metadata
+        value.metadata.CopyFrom(md)
     writer.write_values([bytes(value.SerializeToString())], step, time.time())
     return True
 

@@ -288,7 +288,7 @@ def tensor_summary(
     value = proto.SummaryValue(tag=tag)
     value.tensor.CopyFrom(tensor_proto(_tf2._as_tensor_array(tensor, tag)))
     value.metadata.CopyFrom(md)
-    value.metadata.SetInParent()
+    value.metadata.SetInParent()  # present even when empty, as TF1's op writes it
     return _collect(_one_value(bytes(value.SerializeToString())), collections)
 
 
@@ -460,8 +460,6 @@ class FileWriter:
             return
         parsed = proto.Summary.FromString(_serialized(summary, "summary"))
         for value in parsed.value:
-            if not value.HasField("metadata"):
-                continue
             if value.tag in self._seen_tags:
                 value.ClearField("metadata")
             else:
