@@ -175,7 +175,11 @@ def histogram(
     array = as_array(values, tag)
     if array.dtype.kind not in "biuf":
         raise TypeError(f"{tag!r}: histogram values must be real numbers, got {array.dtype}")
-    h = tf1_histogram(array)
+    h = tf1_histogram(array, exact_sum=True)
+    if h.nonfinite.nan:
+        raise ValueError(f"Nan in summary histogram for: {tag}")
+    if h.nonfinite.total:
+        raise ValueError(f"Infinity in summary histogram for: {tag}")
     value = legacy_histogram_value(
         tag,
         min=h.min,
