@@ -111,14 +111,20 @@ def _log_big(w: Any, i: int) -> None:
     w.add_scalar("big/" + "x" * (1000 + (i * 7919) % 60000), float(i), i)
 
 
+def _log_huge(w: Any, i: int) -> None:
+    # Up to 640 KiB in one record: a write the kernel may cut short when the kill lands inside it.
+    w.add_scalar("big/" + "y" * ((1 << 17) + (i * 7919) % (1 << 19)), float(i), i)
+
+
 #: kind -> (log function, {run directory relative to logdir: tag}) — one line per logging call.
 #: Extend with new add_* calls as they land (the parent replays the same schedule).
 CRASH_KINDS: dict[str, tuple[Callable[[Any, int], None], dict[str, str]]] = {
     "scalar": (_log_scalar, {".": "loss"}),
     "scalars": (_log_scalars, {"pair_a": "pair", "pair_b": "pair"}),
     "big": (_log_big, {".": "big/"}),
+    "huge": (_log_huge, {".": "big/"}),
 }
-_KIND_WEIGHTS = {"scalar": 60, "scalars": 30, "big": 5}
+_KIND_WEIGHTS = {"scalar": 600, "scalars": 300, "big": 50, "huge": 5}
 
 
 @dataclass(frozen=True)
@@ -159,6 +165,7 @@ def _crash_child(logdir: str, fd: int, seed: int) -> None:
     for i, kind, flush_after in crash_plan(seed):
         CRASH_KINDS[kind][0](writer, i)
         if flush_after:
+            os.write(fd, b"f\n")  # lets the parent aim a kill at a flush in progress
             writer.flush()
             # Calls 0..i were all logged before this flush returned.
             os.write(fd, f"{i + 1}\n".encode())
