@@ -14,7 +14,8 @@ File sink guarantees:
   in the process writes the pending records when more than ``max_queue`` are waiting or
   ``flush_secs`` after the last write, so a training loop never waits on the disk.
 * :meth:`FileSink.flush` writes everything logged before it and fsyncs the file before it returns.
-  Pending records are also written at interpreter exit and when a sink is garbage collected.
+  Pending records are also written at interpreter exit (multiprocessing fork and forkserver
+  workers included) and when a sink is garbage collected.
 * An I/O error in the background thread is raised by the next ``write``, ``flush`` or ``close`` as
   :class:`EventWriteError`. Unwritten records are kept, up to ``max_pending_bytes`` (queued plus
   in flight), and written by a later successful attempt; beyond that bound new records are dropped
@@ -418,6 +419,11 @@ class _Flusher:
 
 _FLUSHER = _Flusher()
 atexit.register(_FLUSHER.drain_all)
+# multiprocessing's fork and forkserver children leave through os._exit(), which skips atexit but
+# not threading's exit hooks (multiprocessing runs threading._shutdown() first).
+_register_thread_exit = getattr(threading, "_register_atexit", None)
+if _register_thread_exit is not None:
+    _register_thread_exit(_FLUSHER.drain_all)
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_FLUSHER.reset_after_fork)
 
