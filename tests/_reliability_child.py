@@ -254,6 +254,32 @@ class FaultyOS:
             setattr(os, name, func)
 
 
+# -- multiprocessing workers (spawn and fork) ----------------------------------------------------
+
+
+def mp_worker(logdir: str, n: int, close: bool) -> int:
+    """Log ``n`` scalars (and a sub-run every 50) in a process of its own; return the pid.
+
+    ``flush_secs`` is long, so without ``close`` the last records reach the file only through the
+    flush at process exit.
+    """
+    from npsummary import SummaryWriter
+
+    w = SummaryWriter(logdir, max_queue=7, flush_secs=600)
+    for i in range(n):
+        w.add_scalar("w", float(i), i)
+        if i % 50 == 0:
+            w.add_scalars("m", {"a": float(i)}, i)
+    if close:
+        w.close()
+    else:
+        _KEEP_ALIVE.append(w)  # still open when the process exits
+    return os.getpid()
+
+
+_KEEP_ALIVE: list[Any] = []
+
+
 # -- other children -------------------------------------------------------------------------------
 
 
