@@ -1,0 +1,97 @@
+"""PNG encoding: npsummary's encode_png against Pillow as tensorboardX's add_image uses it.
+
+Run from the repository root:
+
+    PYTHONPATH=src python3 benchmarks/bench_png.py [--repeat N] [--level L]
+
+For each RGB image (64², 256², 1024²; uniform noise and a smooth gradient/sinusoid picture) both
+encoders run alternately in the same process; the table shows median wall time, file size and the
+ratios ours/Pillow. Every encoded file is decoded with Pillow and compared with the input
+(outside the timed region) so a fast but wrong encoder cannot win.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+from PIL import Image
+
+from npsummary._png import encode_png
+
+
+def noise_image(n: int) -> np.ndarray:
+    return np.random.default_rng(n).integers(0, 256, (n, n, 3), dtype=np.uint8)
+
+
+def smooth_image(n: int) -> np.ndarray:
+    y, x = np.mgrid[0:n, 0:n].astype(np.float64) / n
+    r = 255 * x
+    g = 127.5 + 127.5 * np.sin(2 * np.pi * 3 * y) * np.cos(2 * np.pi * 2 * x)
+    b = 255 * (0.5 + 0.5 * np.sin(2 * np.pi * (x * x + y * y) * 2))
+    return np.rint(np.stack([r, g, b], -1)).astype(np.uint8)
+
+
+def pillow_png(image: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(image).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def decode(data: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(data)))
+
+
+def measure(
+    encoders: dict[str, Callable[[np.ndarray], bytes]], image: np.ndarray, repeat: int
+) -> dict[str, tuple[float, int]]:
+    times: dict[str, list[float]] = {name: [] for name in encoders}
+    sizes: dict[str, int] = {}
+    for _ in range(repeat):
+        for name, encode in encoders.items():
+            t0 = time.perf_counter()
+            data = encode(image)
+            times[name].append(time.perf_counter() - t0)
+            if not np.array_equal(decode(data), image):
+                raise AssertionError(f"{name}: decoded pixels differ for shape {image.shape}")
+            sizes[name] = len(data)
+    return {name: (statistics.median(times[name]), sizes[name]) for name in encoders}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=0, help="runs per case (default: by size)")
+    parser.add_argument("--level", type=int, default=None, help="force a zlib level for ours")
+    args = parser.parse_args()
+
+    def ours(image: np.ndarray) -> bytes:
+        return encode_png(image, compress_level=args.level)
+
+    encoders = {"npsummary": ours, "pillow": pillow_png}
+    print(f"numpy {np.__version__}, Pillow {Image.__version__}")
+    header = (
+        f"| {'image':<14} | {'ours ms':>8} | {'Pillow ms':>9} | {'time ratio':>10} "
+        f"| {'ours bytes':>10} | {'Pillow bytes':>12} | {'size ratio':>10} |"
+    )
+    print(header)
+    print("|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|")
+    for n in (64, 256, 1024):
+        repeat = args.repeat or {64: 301, 256: 61, 1024: 15}[n]
+        for kind, make in (("noise", noise_image), ("smooth", smooth_image)):
+            image = make(n)
+            measure(encoders, image, 2)  # warm-up
+            res = measure(encoders, image, repeat)
+            (t_ours, b_ours), (t_pil, b_pil) = res["npsummary"], res["pillow"]
+            print(
+                f"| {f'{kind} {n}x{n}':<14} | {t_ours * 1e3:8.2f} | {t_pil * 1e3:9.2f} "
+                f"| {t_ours / t_pil:10.2f} | {b_ours:10d} | {b_pil:12d} "
+                f"| {b_ours / b_pil:10.3f} |"
+            )
+
+
+if __name__ == "__main__":
+    main()

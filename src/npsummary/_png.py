@@ -1,0 +1,268 @@
+"""PNG encoding with NumPy and the standard library's zlib.
+
+``encode_png(pixels)`` takes a uint8 array ``[H, W]`` or ``[H, W, C]`` with C = 1 (gray),
+2 (gray + alpha), 3 (RGB) or 4 (RGBA) and returns a complete PNG file: the signature, IHDR (bit
+depth 8, no interlace), IDAT (split only past the 2 GiB chunk limit) and IEND. No other chunk is
+written (no gamma, text or time), so
+equal pixels always give equal bytes.
+
+Filtering: each scanline gets whichever of the five PNG filters (None, Sub, Up, Average, Paeth)
+leaves the smallest sum of |residual byte as int8|, the heuristic of libpng and Pillow. All five
+filters and their costs are computed vectorized over blocks of rows of about 128 KiB with uint8
+arithmetic only, so the temporaries are a few cache-sized buffers whatever the image size.
+
+Compression uses the stdlib zlib with strategy Z_FILTERED (matches shorter than 6 bytes are
+coded as literals, which suits filter residuals). With ``compress_level=None``, images with at
+most 64 KiB of filtered data use level 6. Larger ones first compress a sample (1/16 of the image,
+16-64 KiB, in eight strips spread over it) at level 5 and with Huffman coding only: if string
+matching saves less than 2 % of the sample the data is noise-like and the whole image is
+Huffman-coded (same size, three times faster than a match search that finds nothing); otherwise
+it is compressed at level 5. Level 5 rather than 6 because stock zlib's level 6 alone takes about
+as long as Pillow's whole encode (Pillow bundles zlib-ng), while level 5 takes half that for files
+0-7 % larger (benchmarks/RESULTS.md, "Images"). ``compress_level=0..9`` skips the sampling and uses
+that level.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+
+_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_COLOR_TYPE = {1: 0, 2: 4, 3: 2, 4: 6}  # channels -> PNG colour type
+_MAX_DIM = 2**31 - 1
+_MAX_CHUNK = 2**31 - 1  # PNG chunk length limit
+_BLOCK_BYTES = 1 << 17
+_SMALL_BYTES = 1 << 16
+_SMALL_LEVEL = 6
+_LEVEL = 5
+_STRATEGY = zlib.Z_FILTERED
+_PROBE_STRIPS = 8
+_PROBE_MIN_BYTES = 1 << 14
+_PROBE_MAX_BYTES = 1 << 16
+_MIN_MATCH_GAIN = 0.02
+
+
+def encode_png(pixels: np.ndarray, *, compress_level: int | None = None) -> bytes:
+    """Encode a uint8 image as PNG bytes.
+
+    Args:
+      pixels: uint8 array ``[H, W]`` (gray) or ``[H, W, C]`` with C in 1..4; H, W >= 1.
+      compress_level: zlib level 0-9, or None to choose as the module docstring describes.
+
+    Raises:
+      TypeError: ``pixels`` is not a uint8 NumPy array, or ``compress_level`` is not an int.
+      ValueError: the shape is not ``[H, W]`` / ``[H, W, C]`` with C in 1..4 and H, W >= 1, or
+        ``compress_level`` is outside 0..9.
+    """
+    image = _check_pixels(pixels)
+    if compress_level is not None and (
+        isinstance(compress_level, bool) or not isinstance(compress_level, int)
+    ):
+        raise TypeError(f"compress_level must be an int 0-9 or None, got {compress_level!r}")
+    if compress_level is not None and not 0 <= compress_level <= 9:
+        raise ValueError(f"compress_level must be in 0..9, got {compress_level}")
+    height, width, channels = image.shape
+    rows = image.reshape(height, width * channels)
+    filt = _RowFilter(rows, channels)
+
+    if compress_level is not None:
+        level, strategy = compress_level, _STRATEGY
+    elif height * (width * channels + 1) <= _SMALL_BYTES:
+        level, strategy = _SMALL_LEVEL, _STRATEGY
+    else:
+        level, strategy = _LEVEL, _choose_compression(filt)
+
+    compressor = zlib.compressobj(level, zlib.DEFLATED, 15, 8, strategy)
+    parts = [compressor.compress(filt.filter(start, stop).data) for start, stop in filt.blocks()]
+    parts.append(compressor.flush())
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, _COLOR_TYPE[channels], 0, 0, 0)
+    return b"".join(
+        [_SIGNATURE, *_chunk(b"IHDR", [ihdr]), *_idat_chunks(parts), *_chunk(b"IEND", [])]
+    )
+
+
+def _check_pixels(pixels: object) -> np.ndarray:
+    if not isinstance(pixels, np.ndarray):
+        raise TypeError(f"pixels must be a numpy.ndarray of uint8, got {type(pixels).__name__}")
+    if pixels.dtype != np.uint8:
+        raise TypeError(f"pixels must have dtype uint8, got {pixels.dtype}")
+    if pixels.ndim == 2:
+        pixels = pixels[:, :, None]
+    if pixels.ndim != 3 or not 1 <= pixels.shape[2] <= 4:
+        raise ValueError(
+            f"pixels must have shape [H, W] or [H, W, C] with C in 1..4, got {pixels.shape}"
+        )
+    height, width = pixels.shape[:2]
+    if not (1 <= height <= _MAX_DIM and 1 <= width <= _MAX_DIM):
+        raise ValueError(f"PNG height and width must be in 1..2**31-1, got shape {pixels.shape}")
+    return pixels
+
+
+def _chunk(tag: bytes, data: list[bytes | memoryview]) -> list[bytes | memoryview]:
+    """One PNG chunk (length, tag, data, CRC-32 of tag + data) as pieces for b"".join."""
+    crc = zlib.crc32(tag)
+    for piece in data:
+        crc = zlib.crc32(piece, crc)
+    length = sum(len(piece) for piece in data)
+    return [struct.pack(">I", length), tag, *data, struct.pack(">I", crc)]
+
+
+def _idat_chunks(parts: list[bytes]) -> list[bytes | memoryview]:
+    """The zlib stream as IDAT chunks of at most _MAX_CHUNK bytes, without copying it."""
+    pieces: list[bytes | memoryview] = []
+    group: list[bytes | memoryview] = []
+    room = _MAX_CHUNK
+    for part in parts:
+        view = memoryview(part)
+        while len(view):
+            take = view[:room]
+            group.append(take)
+            room -= len(take)
+            view = view[len(take) :]
+            if room == 0:
+                pieces += _chunk(b"IDAT", group)
+                group, room = [], _MAX_CHUNK
+    if group or not pieces:
+        pieces += _chunk(b"IDAT", group)
+    return pieces
+
+
+def _choose_compression(filt: _RowFilter) -> int:
+    """zlib strategy from a sample of strips: Huffman only when string matching gains little."""
+    height, row_bytes = filt.height, filt.rowlen + 1
+    sample_bytes = min(max(height * row_bytes // 16, _PROBE_MIN_BYTES), _PROBE_MAX_BYTES)
+    strip_rows = max(1, sample_bytes // (_PROBE_STRIPS * row_bytes))
+    starts = np.unique(np.linspace(0, max(0, height - strip_rows), _PROBE_STRIPS).astype(np.intp))
+    sample = b"".join(bytes(filt.filter(s, min(height, s + strip_rows))) for s in starts.tolist())
+    sizes = []
+    for strategy in (_STRATEGY, zlib.Z_HUFFMAN_ONLY):
+        probe = zlib.compressobj(_LEVEL, zlib.DEFLATED, 15, 8, strategy)
+        sizes.append(len(probe.compress(sample)) + len(probe.flush()))
+    if sizes[0] >= (1.0 - _MIN_MATCH_GAIN) * sizes[1]:
+        return zlib.Z_HUFFMAN_ONLY
+    return _STRATEGY
+
+
+class _RowFilter:
+    """Adaptive PNG filtering of ``rows`` ([H, W*C] uint8) one block of rows at a time.
+
+    The buffers are allocated once for the largest block and reused, so memory stays at about
+    fifteen blocks (~2 MiB) whatever the image size. ``filter`` returns a view of an internal
+    buffer, valid until the next call.
+    """
+
+    def __init__(self, rows: np.ndarray, bpp: int) -> None:
+        self.rows = rows
+        self.bpp = bpp
+        self.height, self.rowlen = rows.shape
+        self.block_rows = max(1, min(self.height, _BLOCK_BYTES // (self.rowlen + 1)))
+        n, length = self.block_rows, self.rowlen
+        # Row 0 holds the previous scanline and the first bpp columns stay zero, so x, a (left),
+        # b (up) and c (up-left) are all plain slices of this one buffer.
+        self.pad = np.zeros((n + 1, length + bpp), np.uint8)
+        # Candidate scanlines with their filter-type byte in column 0, in the layout of the
+        # output stream, so choosing is a single np.take.
+        self.cand = np.empty((5, n, length + 1), np.uint8)
+        self.cand[:, :, 0] = np.arange(5, dtype=np.uint8)[:, None]
+        self.scratch = np.empty((4, n, length), np.uint8)
+        self.flags = np.empty((2, n, length), np.bool_)
+        self.magnitude = np.empty((5, n, length), np.uint8)
+        self.costs = np.empty((5, n), np.uint32 if length < 2**24 else np.uint64)
+        self.out = np.empty((n, length + 1), np.uint8)
+        self.row_index = np.arange(n, dtype=np.intp)
+
+    def blocks(self) -> list[tuple[int, int]]:
+        step = self.block_rows
+        return [(s, min(self.height, s + step)) for s in range(0, self.height, step)]
+
+    def filter(self, start: int, stop: int) -> np.ndarray:
+        """Filtered scanlines ``start:stop`` (each prefixed by its filter byte), [n, W*C+1]."""
+        n, bpp = stop - start, self.bpp
+        pad = self.pad[: n + 1]
+        if start == 0:
+            pad[0, bpp:] = 0
+        else:
+            pad[0, bpp:] = self.rows[start - 1]
+        pad[1:, bpp:] = self.rows[start:stop]
+        x, a, b, c = pad[1:, bpp:], pad[1:, :-bpp], pad[:-1, bpp:], pad[:-1, :-bpp]
+        cand = self.cand[:, :n]
+        f_none, f_sub, f_up, f_avg, f_paeth = (cand[k, :, 1:] for k in range(5))
+        s0, s1, s2, s3 = self.scratch[:, :n]
+        g0, g1 = self.flags[:, :n]
+
+        np.copyto(f_none, x)
+        np.subtract(x, a, out=f_sub)
+        np.subtract(x, b, out=f_up)
+        # Average: floor((a + b) / 2) == (a & b) + ((a ^ b) >> 1), without leaving uint8.
+        np.bitwise_and(a, b, out=s0)
+        np.bitwise_xor(a, b, out=s1)
+        np.right_shift(s1, 1, out=s1)
+        np.add(s0, s1, out=s0)
+        np.subtract(x, s0, out=f_avg)
+        _paeth(x, a, b, c, s0, s1, s2, s3, g0, g1, out=f_paeth)
+
+        costs = self.costs[:, :n]
+        magnitude = self.magnitude[:, :n]
+        # int8 abs(-128) wraps to -128, whose uint8 view is the right cost, 128.
+        np.abs(cand[:, :, 1:].view(np.int8), out=magnitude.view(np.int8))
+        np.sum(magnitude, axis=2, dtype=costs.dtype, out=costs)
+        choice = np.argmin(costs, axis=0)
+        choice *= self.block_rows
+        choice += self.row_index[:n]
+        flat = self.cand.reshape(5 * self.block_rows, self.rowlen + 1)
+        out: np.ndarray = np.take(flat, choice, axis=0, out=self.out[:n], mode="clip")
+        return out
+
+
+def _paeth(
+    x: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    s0: np.ndarray,
+    s1: np.ndarray,
+    s2: np.ndarray,
+    s3: np.ndarray,
+    g0: np.ndarray,
+    g1: np.ndarray,
+    *,
+    out: np.ndarray,
+) -> None:
+    """Paeth residual x - predictor(a, b, c), in uint8 arithmetic.
+
+    With p = a + b - c: pa = |b - c|, pb = |a - c| and pc = |(b - c) + (a - c)|. When the two
+    differences have opposite signs pc = |pa - pb| (fits uint8); when they share a sign
+    pc = pa + pb >= max(pa, pb), and since pc is only compared with pa and pb, 255 stands in for it.
+    """
+    np.maximum(b, c, out=s0)
+    np.minimum(b, c, out=s1)
+    np.subtract(s0, s1, out=s0)  # pa
+    np.maximum(a, c, out=s1)
+    np.minimum(a, c, out=s2)
+    np.subtract(s1, s2, out=s1)  # pb
+    np.maximum(s0, s1, out=s2)
+    np.minimum(s0, s1, out=s3)
+    np.subtract(s2, s3, out=s2)  # |pa - pb|
+    np.greater_equal(b, c, out=g0)
+    np.greater_equal(a, c, out=g1)
+    np.equal(g0, g1, out=g0)  # same sign (a zero difference makes both forms agree)
+    np.negative(g0.view(np.uint8), out=s3)  # 0xFF where same sign
+    np.bitwise_or(s2, s3, out=s2)  # pc, or 255 standing in for pa + pb
+    np.less_equal(s0, s1, out=g0)
+    np.less_equal(s0, s2, out=g1)
+    np.logical_and(g0, g1, out=g0)  # take a
+    np.less_equal(s1, s2, out=g1)  # else take b, else c
+    # Branch-free select with 0x00/0xFF masks: np.where is ~30x slower on random masks.
+    np.negative(g1.view(np.uint8), out=s3)
+    np.bitwise_xor(b, c, out=s1)
+    np.bitwise_and(s1, s3, out=s1)
+    np.bitwise_xor(s1, c, out=s1)  # b if pb <= pc else c
+    np.negative(g0.view(np.uint8), out=s3)
+    np.bitwise_xor(a, s1, out=s2)
+    np.bitwise_and(s2, s3, out=s2)
+    np.bitwise_xor(s2, s1, out=s1)  # predictor
+    np.subtract(x, s1, out=out)
