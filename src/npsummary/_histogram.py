@@ -254,6 +254,9 @@ class _Kahan:
 
     def add(self, x: float) -> None:
         t = self.s + x
+        if not math.isfinite(t):
+            self.s, self.c = t, 0.0
+            return
         if abs(self.s) >= abs(x):
             self.c += (self.s - t) + x
         else:
@@ -308,6 +311,10 @@ class _Stats:
 
     def sums(self, c: np.ndarray) -> np.ndarray:
         """Accumulate sum/sum_squares of a finite chunk; return it as float64."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._sums(c)
+
+    def _sums(self, c: np.ndarray) -> np.ndarray:
         n = c.size
         if c.dtype == np.float64:
             x64 = c
@@ -316,13 +323,16 @@ class _Stats:
             x64[...] = c
         if self.exact_sum:
             # TF adds doubles one by one in input order; cumsum is that sequential loop.
+            # Its denormals-are-zero / flush-to-zero mode is applied to inputs and squares.
             t = self._tmp[: n + 1]
             t[0] = self._seq_sum
             t[1:] = x64
+            _flush_subnormals(t[1:])
             np.cumsum(t, out=t)
             self._seq_sum = float(t[n])
             t[0] = self._seq_sq
             np.multiply(x64, x64, out=t[1:])
+            _flush_subnormals(t[1:])
             np.cumsum(t, out=t)
             self._seq_sq = float(t[n])
         else:
@@ -359,15 +369,23 @@ class _Stats:
         return self._seq_sq if self.exact_sum else self._sq.value
 
 
+def _flush_subnormals(a: F64Array) -> None:
+    a[np.abs(a) < sys.float_info.min] = 0.0
+
+
 def _fix_zero_signs(src: _Source, mn: float, mx: float) -> tuple[float, float]:
-    """TF's ``if (min_ > v) min_ = v`` keeps the first of equal zeros: use its sign."""
-    if mn != 0.0 and mx != 0.0:
+    """TF's ``if (min_ > v) min_ = v`` under denormals-are-zero keeps the first of the values
+    that compare equal to zero (zeros and subnormals): an extreme in that class is the first
+    such value in input order. float32 inputs reach TF's double cast flushed to signed zero."""
+    tiny = float(np.finfo(src.work).tiny)
+    if abs(mn) >= tiny and abs(mx) >= tiny:
         return mn, mx
     for c in src.chunks():
-        hits = np.flatnonzero(c == 0)
+        hits = np.flatnonzero(np.abs(c) < tiny)
         if hits.size:
-            z = -0.0 if np.signbit(c[hits[0]]) else 0.0
-            return (z if mn == 0.0 else mn), (z if mx == 0.0 else mx)
+            v = c[hits[0]]
+            z = float(v) if src.work == np.float64 else (-0.0 if np.signbit(v) else 0.0)
+            return (z if abs(mn) < tiny else mn), (z if abs(mx) < tiny else mx)
     return mn, mx
 
 
@@ -421,8 +439,12 @@ def _build_tf1_table(ftype: type[np.floating], bits: int, cell_bits: int) -> _Tf
         vmin = np.fmin(a, b)
         vmax = np.fmax(a, b)
     finite = np.isfinite(vmin) & np.isfinite(vmax)
-    vmin = np.where(finite, vmin, 0)
-    vmax = np.where(finite, vmax, 0)
+    # TF runs with denormals-are-zero: a subnormal compares (and casts) as a signed zero, so
+    # cells of the zero exponent all belong to the bucket of 0.0.
+    exp_mask = (1 << (cell_bits - 5)) - 1
+    zero_exp = ((cells >> uint(4)) & uint(exp_mask)) == 0
+    vmin = np.where(finite & ~zero_exp, vmin, 0)
+    vmax = np.where(finite & ~zero_exp, vmax, 0)
     base = np.searchsorted(thr_all, vmin, side="right").astype(np.int64)
     top = np.searchsorted(thr_all, vmax, side="right").astype(np.int64)
     if np.any(top - base > 1):
