@@ -162,3 +162,40 @@ def test_file_writer_accepts_graph_def_bytes(tmp_path: Path) -> None:
     writer.close()
     (path,) = event_files(tmp_path)
     assert read_events(path)[1].graph_def == b"\x0a\x03\x0a\x01x"
+
+
+def test_histogram_is_legacy_proto_and_rejects_non_finite() -> None:
+    (value,) = values(v1.histogram("h", [0.0, 0.5, 1.0, 1.0, -2.0, 100.0, 1e-13, -0.0]))
+    histo = value.histo
+    assert (histo.min, histo.max, histo.num, histo.sum_squares) == (-2.0, 100.0, 8.0, 10006.25)
+    assert len(histo.bucket_limit) == len(histo.bucket) == 11  # FORMAT.md §5a example
+    assert histo.bucket_limit[-1] == np.finfo(np.float64).max
+    with pytest.raises(ValueError, match="Nan in summary histogram for: nan"):
+        v1.histogram("nan", [1.0, np.nan])
+    with pytest.raises(ValueError, match="Infinity in summary histogram for: inf"):
+        v1.histogram("inf", [-np.inf])
+
+
+def test_image_tags_colorspace_and_normalisation() -> None:
+    import io
+
+    from PIL import Image
+
+    floats = np.zeros((3, 2, 2, 1), np.float32)
+    floats[:, 0, 0, 0] = [1.0, 2.0, -1.0]
+    several = values(v1.image("img", floats, max_outputs=2))
+    assert [v.tag for v in several] == ["img/image/0", "img/image/1"]
+    assert (several[0].image.height, several[0].image.width, several[0].image.colorspace) == (
+        2,
+        2,
+        1,
+    )
+    pixels = np.asarray(Image.open(io.BytesIO(several[1].image.encoded_image_string)))
+    assert pixels.tolist() == [[255, 0], [0, 0]]  # scaled by 255 / max
+    rgb = np.full((1, 1, 3, 3), 7, np.uint8)
+    (one,) = values(v1.image("rgb", rgb, max_outputs=1))
+    assert one.tag == "rgb/image" and one.image.colorspace == 3
+    with pytest.raises(ValueError, match="shape"):
+        v1.image("bad", np.zeros((2, 2, 2)))
+    with pytest.raises(TypeError, match="uint8 or floating"):
+        v1.image("bad", np.zeros((1, 2, 2, 1), np.int32))
