@@ -17,6 +17,9 @@ length). Everything here is pure: bytes in, bytes out.
 
 from __future__ import annotations
 
+import io
+import os
+import stat
 import struct
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
@@ -162,9 +165,11 @@ def iter_records(data: bytes | bytearray | memoryview, *, verify: bool = True) -
 def read_records(stream: BinaryIO, *, verify: bool = True) -> Iterator[bytes]:
     """Yield the payloads of the records read from a binary stream, one record at a time.
 
-    Memory stays proportional to the largest record: the declared length is checked against the
-    bytes actually available before anything of that size is read, so a corrupt length field never
-    causes a large allocation. Errors are as for :func:`iter_records`.
+    A corrupt length field never causes a large allocation. On files and seekable streams the
+    declared length is checked against the bytes actually left before anything is read, and the
+    peak is one payload (at most the stream's size) plus 64 KiB; on pipes the payload is read in
+    1 MiB chunks, so the peak is twice the bytes that really arrived. Errors are as for
+    :func:`iter_records`.
     """
     pos = 0
     while True:
@@ -187,19 +192,68 @@ def read_records(stream: BinaryIO, *, verify: bool = True) -> Iterator[bytes]:
             raise CorruptRecordError("record length fails its CRC check", pos)
         if length > MAX_RECORD_LENGTH:
             raise CorruptRecordError(f"record declares an impossible length {length}", pos)
-        chunks = []
-        remaining = length + _FOOTER_SIZE
-        while remaining:
-            chunk = stream.read(min(remaining, 1 << 20))
-            if not chunk:
-                raise TruncatedRecordError("stream ends inside a record payload", pos)
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        body = b"".join(chunks)
-        payload = body[:length]
+        payload = _read_payload(stream, length, pos)
+        footer = _read_exact(stream, _FOOTER_SIZE, pos)
         if verify:
-            (payload_crc,) = _CRC.unpack_from(body, length)
+            (payload_crc,) = _CRC.unpack(footer)
             if masked_crc32c(payload) != payload_crc:
                 raise CorruptRecordError("record payload fails its CRC check", pos)
         yield payload
         pos += _HEADER_SIZE + length + _FOOTER_SIZE
+
+
+# Records up to this size are read with one read() call: whatever a corrupt length says, such a
+# read allocates at most this much beyond the data.
+_SMALL_READ = 1 << 16
+
+
+def _bytes_left(stream: BinaryIO) -> int | None:
+    """Bytes from the position to the end of ``stream`` when cheaply known (files, BytesIO)."""
+    try:
+        st = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        pass
+    else:
+        return st.st_size - stream.tell() if stat.S_ISREG(st.st_mode) else None
+    try:
+        if stream.seekable():  # BytesIO and the like: seeking is cheap and copies nothing
+            here = stream.tell()
+            end = stream.seek(0, io.SEEK_END)
+            stream.seek(here)
+            return end - here
+    except (AttributeError, OSError, ValueError):
+        pass
+    return None
+
+
+def _read_exact(stream: BinaryIO, size: int, pos: int) -> bytes:
+    data = stream.read(size)
+    # Raw streams (pipes, sockets) may return short reads before the end.
+    while len(data) < size:
+        more = stream.read(size - len(data))
+        if not more:
+            raise TruncatedRecordError("stream ends inside a record payload", pos)
+        data += more
+    return data
+
+
+def _read_payload(stream: BinaryIO, length: int, pos: int) -> bytes:
+    """Read ``length`` payload bytes without ever allocating more than the stream holds (plus
+    ``_SMALL_READ``), and without a second copy of a large payload."""
+    if length <= _SMALL_READ:
+        return _read_exact(stream, length, pos)
+    left = _bytes_left(stream)
+    if left is not None:
+        if left < length + _FOOTER_SIZE:
+            raise TruncatedRecordError("stream ends inside a record payload", pos)
+        return _read_exact(stream, length, pos)
+    # Unknown size (a pipe): read in chunks, so a false length costs only the bytes that exist.
+    chunks = []
+    remaining = length
+    while remaining:
+        chunk = stream.read(min(remaining, 1 << 20))
+        if not chunk:
+            raise TruncatedRecordError("stream ends inside a record payload", pos)
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
