@@ -90,16 +90,15 @@ def _check_pixels(pixels: object) -> np.ndarray:
         raise TypeError(f"pixels must be a numpy.ndarray of uint8, got {type(pixels).__name__}")
     if pixels.dtype != np.uint8:
         raise TypeError(f"pixels must have dtype uint8, got {pixels.dtype}")
-    if pixels.ndim == 2:
-        pixels = pixels[:, :, None]
-    if pixels.ndim != 3 or not 1 <= pixels.shape[2] <= 4:
+    shape = pixels.shape
+    image = pixels[:, :, None] if pixels.ndim == 2 else pixels
+    if image.ndim != 3 or not 1 <= image.shape[2] <= 4:
         raise ValueError(
-            f"pixels must have shape [H, W] or [H, W, C] with C in 1..4, got {pixels.shape}"
+            f"pixels must have shape [H, W] or [H, W, C] with C in 1..4, got shape {shape}"
         )
-    height, width = pixels.shape[:2]
-    if not (1 <= height <= _MAX_DIM and 1 <= width <= _MAX_DIM):
-        raise ValueError(f"PNG height and width must be in 1..2**31-1, got shape {pixels.shape}")
-    return pixels
+    if not (1 <= image.shape[0] <= _MAX_DIM and 1 <= image.shape[1] <= _MAX_DIM):
+        raise ValueError(f"PNG height and width must be in 1..2**31-1, got shape {shape}")
+    return image
 
 
 def _chunk(tag: bytes, data: list[bytes | memoryview]) -> list[bytes | memoryview]:
