@@ -10,8 +10,8 @@ import pytest
 
 import npsummary
 from conftest import event_files, read_events
+from npsummary import MemorySink, v1
 from npsummary import proto as P
-from npsummary import v1
 from npsummary._wav import encode_wav
 
 
@@ -71,6 +71,33 @@ def test_merge_all_collects_and_resets_names() -> None:
         assert [v.tag for v in values(merged)] == ["a", "t"]
     assert [v.tag for v in values(v1.merge_all("mine"))] == ["other0", "other1"]
     assert v1.merge_all("mine") is None
+
+
+def test_train_and_test_collections(tmp_path: Path) -> None:
+    with v1.FileWriter(tmp_path / "train") as train, v1.FileWriter(tmp_path / "test") as test:
+        for step in range(2):  # both built first: one graph in TF1, so the second is loss_1
+            v1.scalar("loss", step, collections=["train"])
+            v1.scalar("loss", -step, collections=["test"])
+            train.add_summary(v1.merge_all("train"), step)
+            test.add_summary(v1.merge_all("test"), step)
+        for step in range(2, 4):  # one after the other: the same tag in both runs
+            v1.scalar("loss", step, collections=["train"])
+            train.add_summary(v1.merge_all("train"), step)
+            v1.scalar("loss", -step, collections=["test"])
+            test.add_summary(v1.merge_all("test"), step)
+    for run, sign, first in (("train", 1, "loss"), ("test", -1, "loss_1")):
+        events = read_events(event_files(tmp_path / run)[0])
+        points = [(e.step, v.tag, v.simple_value) for e in events for v in e.summary.value]
+        tags = [first, first, "loss", "loss"]
+        assert points == [(s, tags[s], sign * s) for s in range(4)]
+
+
+def test_summaries_never_merged_expire() -> None:
+    with v1.FileWriter(MemorySink()) as writer:
+        for step in range(5):
+            writer.add_summary(v1.scalar("loss", step), step)
+        assert len(v1._v1.collections[v1.SUMMARIES]) <= 2
+        assert [v.simple_value for v in values(v1.merge_all())] == [4.0]
 
 
 def test_merge_all_scope_filter() -> None:
@@ -149,7 +176,7 @@ def test_file_writer_reopen_close_and_context_manager(tmp_path: Path) -> None:
     with pytest.warns(RuntimeWarning, match="closed"):
         writer.add_summary(v1.scalar("a", 2), 1)
     writer.reopen()
-    writer.add_summary(v1.merge_all(), 2)
+    writer.add_summary(v1.scalar("a", 3), 2)
     writer.close()
     files = event_files(tmp_path)
     assert len(files) == 2
@@ -199,3 +226,21 @@ def test_image_tags_colorspace_and_normalisation() -> None:
         v1.image("bad", np.zeros((2, 2, 2)))
     with pytest.raises(TypeError, match="uint8 or floating"):
         v1.image("bad", np.zeros((1, 2, 2, 1), np.int32))
+
+
+def test_writing_one_by_one_keeps_tags_stable(tmp_path: Path) -> None:
+    with v1.FileWriter(tmp_path) as writer:
+        for step in range(3):
+            writer.add_summary(v1.scalar("loss", step), step)
+            writer.add_summary(v1.merge([v1.scalar("a", 1), v1.scalar("b", 2)]), step)
+    tags = {v.tag for e in read_events(event_files(tmp_path)[0]) for v in e.summary.value}
+    assert tags == {"loss", "a", "b"}
+
+
+def test_unmerged_summaries_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(v1, "MAX_PENDING", 5)
+    monkeypatch.setattr(v1._v1, "warned_overflow", False)
+    with pytest.warns(RuntimeWarning, match="oldest are dropped"):
+        for i in range(8):
+            v1.scalar(f"s{i}", i)
+    assert [v.tag for v in values(v1.merge_all())] == ["s3", "s4", "s5", "s6", "s7"]

@@ -23,12 +23,19 @@ Formats are TF1's (FORMAT.md §4, §6.2):
 Tags follow TF1: illegal characters (outside ``[-/\\w.]``) become ``_``, leading ``/`` are
 dropped, the current :func:`npsummary.name_scope` is prepended, ``family`` gives
 ``family/<scope>/family/name``, and a name already used is uniquified (``loss``, ``loss_1``, …)
-as TensorFlow's graph did. Names count as used from one :func:`merge_all` to the next, in this
-thread, so a loop that logs the same summaries every step keeps the same tags.
+as TensorFlow's graph did.
+
+Steps: TF1 built each summary once; a ported loop creates it again every step. So names count
+as used only until the next :func:`merge_all` or ``FileWriter.add_summary`` in the thread, and a
+loop that logs the same summaries every step keeps the same tags, whether it merges them or
+writes them one by one. ``merge_all(key)`` merges the summaries collected under ``key`` since
+the previous ``merge_all(key)``, except those older than the last two ``add_summary`` calls:
+summaries never merged are not kept (and past ``MAX_PENDING`` in one collection the oldest are
+dropped, with a ``RuntimeWarning``).
 
 Deviations, all deliberate:
 
-* Summaries are collected per thread between :func:`merge_all` calls (TF1: per graph, forever).
+* Summaries are collected per thread and expire as described above (TF1: per graph, forever).
 * TF2's redirection of v1 ops to a default v2 writer is not emulated: these functions always
   return bytes.
 * ``FileWriter`` names files like ``create_file_writer`` (with pid and counter), so two writers
@@ -78,6 +85,8 @@ __all__ = [
 ]
 
 SUMMARIES = "summaries"  # tf.compat.v1.GraphKeys.SUMMARIES
+#: Summaries kept per collection for merge_all() before the oldest are dropped.
+MAX_PENDING = 10_000
 
 _INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w.]")
 
@@ -94,7 +103,15 @@ def __getattr__(name: str) -> Any:
 class _V1State(threading.local):
     def __init__(self) -> None:
         self.names_in_use: dict[str, int] = {}
-        self.collections: dict[str, list[bytes]] = {}
+        self.round = 0
+        # collection key -> summaries of the current round (older rounds are dropped lazily)
+        self.collections: dict[str, list[tuple[int, bytes]]] = {}
+        self.warned_overflow = False
+
+
+def _fresh(round_: int) -> bool:
+    """Whether a summary collected in ``round_`` can still be merged (see "Rounds")."""
+    return round_ >= _v1.round - 1
 
 
 _v1 = _V1State()
@@ -138,7 +155,21 @@ def _summary_tag(name: Any, family: Any = None) -> str:
 def _collect(summary: bytes, collections: Iterable[str] | None) -> bytes:
     keys = [SUMMARIES] if collections is None else list(collections)
     for key in keys:
-        _v1.collections.setdefault(key, []).append(summary)
+        pending = _v1.collections.setdefault(key, [])
+        if pending and not _fresh(pending[0][0]):
+            pending[:] = [entry for entry in pending if _fresh(entry[0])]
+        pending.append((_v1.round, summary))
+        if len(pending) > MAX_PENDING:
+            del pending[: len(pending) - MAX_PENDING]
+            if not _v1.warned_overflow:
+                _v1.warned_overflow = True
+                warnings.warn(
+                    f"more than {MAX_PENDING} npsummary.v1 summaries are waiting for "
+                    f"merge_all({key!r}); the oldest are dropped. Call merge_all() each step, "
+                    "or pass collections=[] to summaries you write yourself.",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
     return summary
 
 
@@ -334,12 +365,13 @@ def merge_all(
     key: str = SUMMARIES, scope: str | None = None, name: str | None = None
 ) -> bytes | None:
     """``tf.compat.v1.summary.merge_all``: merge the summaries added to collection ``key`` in
-    this thread since the last ``merge_all``, or return ``None`` if there are none.
+    this thread since the last ``merge_all(key)`` (see "Steps" in the module docstring), or
+    return ``None`` if there are none.
 
-    Starts a new round: the collection is emptied and tag names may be used again, so the next
-    step's summaries get the same tags. ``scope`` keeps only tags matching it (``re.match``).
+    The collection is emptied and tag names may be used again, so the next step's summaries get
+    the same tags. ``scope`` keeps only tags matching it (``re.match``).
     """
-    pending = _v1.collections.pop(key, [])
+    pending = [s for r, s in _v1.collections.pop(key, []) if _fresh(r)]
     _v1.names_in_use.clear()
     if scope is not None:
         from . import proto
@@ -457,9 +489,12 @@ class FileWriter:
 
     def add_summary(self, summary: Any, global_step: Any = None) -> None:
         """Write a ``Summary`` (serialized bytes, e.g. from :func:`merge_all`, or a message)
-        at ``global_step``. ``None`` (an empty ``merge_all``) is ignored."""
+        at ``global_step``. ``None`` (an empty ``merge_all``) is ignored. Tag names may be used
+        again afterwards, as after :func:`merge_all`."""
         from . import proto
 
+        _v1.names_in_use.clear()
+        _v1.round += 1
         if summary is None:
             return
         parsed = proto.Summary.FromString(_serialized(summary, "summary"))
