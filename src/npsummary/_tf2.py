@@ -10,6 +10,11 @@ Semantics mirror ``tensorflow/python/ops/summary_ops_v2.py``:
   ``ValueError`` with TensorFlow's message.
 * Writers created by :func:`create_file_writer` make their file immediately; ``flush_millis``
   defaults to 2000 (TensorFlow: 120000), ``max_queue`` to 10 and ``filename_suffix`` to ``.v2``.
+* The recording condition (:func:`record_if`) and the name scope (:func:`name_scope`, which
+  stands in for ``tf.name_scope``) are per thread too. Summary tags are ``<scope><name>``;
+  :func:`write` and :func:`write_raw_pb` take their tags verbatim, as in TensorFlow.
+* ``graph`` and the ``trace_*`` functions raise ``NotImplementedError``: there is no TensorFlow
+  graph or function execution to record.
 """
 
 from __future__ import annotations
