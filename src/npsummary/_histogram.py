@@ -88,7 +88,7 @@ NORMAL_HISTOGRAM_BPS: tuple[int, ...] = (0, 668, 1587, 3085, 5000, 6915, 8413, 9
 RULE_BIN_CAP = 10_000
 RULE_NAMES = ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")
 
-_CHUNK = 1 << 18
+_CHUNK = 1 << 17
 _INT32_MAX = 2**31 - 1
 
 
@@ -797,7 +797,8 @@ def tf2_buckets(
         for c in _finite_chunks(src, st.bad):
             counter.add(c)
         counts = counter.counts()
-        edges = np.linspace(mn, mx, k + 1)
+        with np.errstate(over="ignore", invalid="ignore"):  # k * step may round past max
+            edges = np.linspace(mn, mx, k + 1)
     out[:, 0] = edges[:-1]
     out[:, 1] = edges[1:]
     out[:, 2] = counts
@@ -992,7 +993,7 @@ def binned_histogram(
     mb = _check_max_bins(max_bins)
     if isinstance(rule_bin_cap, bool) or operator.index(rule_bin_cap) < 1:
         raise ValueError(f"rule_bin_cap must be an int >= 1, got {rule_bin_cap!r}")
-    if spec == "tensorflow":
+    if isinstance(spec, str) and spec == "tensorflow":
         if mb is None:
             return tf1_histogram(values)
         return _tf1_grouped(values, mb)
@@ -1180,12 +1181,15 @@ def _np_sum(src: _Source, n: int, f: Callable[[F64Array], F64Array]) -> np.float
     reader = _SeqReader(src)
 
     def rec(m: int) -> np.float64:
+        r: np.float64
         if m <= _CHUNK:
-            return np.float64(np.add.reduce(f(reader.read(m))))
+            r = np.add.reduce(f(reader.read(m)))
+            return r
         m2 = m // 2
         m2 -= m2 % 8
         left = rec(m2)
-        return np.float64(left + rec(m - m2))
+        r = left + rec(m - m2)
+        return r
 
     return rec(n)
 
@@ -1193,15 +1197,18 @@ def _np_sum(src: _Source, n: int, f: Callable[[F64Array], F64Array]) -> np.float
 def _np_std(src: _Source, st: _Stats) -> np.float64:
     """``np.std`` of the float64 data: exact NumPy bits when there was no non-finite value,
     otherwise the streaming (Chan) estimate."""
+    r: np.float64
     if st.bad:
-        return np.float64(math.sqrt(max(st.m2, 0.0) / st.n))
+        r = np.float64(math.sqrt(max(st.m2, 0.0) / st.n))
+        return r
     mean = _np_sum(src, st.n, lambda x: x) / st.n
 
     def sq(x: F64Array) -> F64Array:
         d = x - mean
         return d * d
 
-    return np.float64(np.sqrt(_np_sum(src, st.n, sq) / st.n))
+    r = np.sqrt(_np_sum(src, st.n, sq) / st.n)
+    return r
 
 
 def _doane(src: _Source, st: _Stats, ptp: np.float64) -> float:
@@ -1356,10 +1363,11 @@ def _stone(src: _Source, st: _Stats, ptp: float, first: float, last: float) -> f
                 np.searchsorted(inner, c.astype(np.float64), side="right"),
                 minlength=inner.size + 1,
             )
-        ge = np.cumsum(h[::-1])[::-1]  # ge[j] = #(x >= inner[j]) for j < size
+        # h[i] = #(x with exactly i inner edges <= x), so #(x >= inner[j]) = sum(h[j + 1 :])
+        ge = np.cumsum(h[::-1])[::-1]
         for m, e in zip(batch, edge_sets, strict=True):
             pos = np.searchsorted(inner, e[1:-1])
-            cge = np.concatenate([[n], ge[pos], [0]])
+            cge = np.concatenate([[n], ge[pos + 1], [0]])
             counts = cge[:-1] - cge[1:]
             hh = ptp / m
             p_k = counts / n
