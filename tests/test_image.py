@@ -596,3 +596,22 @@ def test_imports_stay_light() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_conversions_work_in_chunks() -> None:
+    import tracemalloc
+
+    x = np.random.default_rng(7).random((2, 1500, 1000, 3), dtype=np.float32)  # 36 MB
+    for convert in (
+        lambda a: to_uint8(a)[0],
+        tf2_convert_image_dtype,
+        lambda a: tf1_normalize_image(a),
+    ):
+        tracemalloc.start()
+        try:
+            out = convert(x)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        # the uint8 result (9 MB) plus chunk temporaries, never a float copy of the input
+        assert peak < out.nbytes + 12 * 2**20, (convert, peak)

@@ -256,11 +256,16 @@ def to_uint8(image: Any) -> tuple[np.ndarray, int]:
             info = np.iinfo(arr.dtype)
             np.copyto(dst, np.clip(src, max(0, info.min), min(255, info.max)), casting="unsafe")
         else:
-            nan_count += int(np.count_nonzero(np.isnan(src)))
+            nans = int(np.count_nonzero(np.isnan(src)))
+            nan_count += nans
             v = np.multiply(src, 255.0, dtype=np.float64)
             v += 0.5
-            np.fmax(v, 0.0, out=v)  # fmax/fmin drop NaN, so NaN -> 0
-            np.fmin(v, 255.0, out=v)
+            if nans:
+                np.fmax(v, 0.0, out=v)  # fmax/fmin drop NaN, so NaN -> 0
+                np.fmin(v, 255.0, out=v)
+            else:
+                np.maximum(v, 0.0, out=v)
+                np.minimum(v, 255.0, out=v)
             np.copyto(dst, v, casting="unsafe")  # truncation == floor for v >= 0
     return out, nan_count
 
@@ -336,7 +341,7 @@ def _tf1_normalize_one(image: np.ndarray, bad: np.ndarray, out: np.ndarray) -> N
     ftype = image.dtype.type
     lo, hi = np.float32(np.inf), np.float32(-np.inf)
     with np.errstate(over="ignore"):  # float64 beyond float32 range becomes +-inf, as in C++
-        for index in _chunks(image.shape[:-1]):
+        for index in _chunks(image.shape[:-1], _CHUNK // image.shape[-1]):
             block = image[index]
             finite = block[np.isfinite(block).all(axis=-1)].astype(np.float32)
             if finite.size:
@@ -350,7 +355,7 @@ def _tf1_normalize_one(image: np.ndarray, bad: np.ndarray, out: np.ndarray) -> N
         scale = ftype(0 if hi < threshold else np.float32(255) / hi)
         offset = ftype(0)
     with np.errstate(over="ignore", invalid="ignore"):
-        for index in _chunks(image.shape[:-1]):
+        for index in _chunks(image.shape[:-1], _CHUNK // image.shape[-1]):
             block = image[index]
             bad_pixel = ~np.isfinite(block).all(axis=-1)
             v = block * scale
