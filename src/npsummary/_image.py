@@ -125,11 +125,11 @@ def _parse_layout(dataformats: object, kind: str, tag: str) -> str:
     return fmt
 
 
-def _layout_error(kind: str, tag: str, fmt: str, shape: tuple[int, ...], extra: str = "") -> str:
+def _layout_error(kind: str, tag: str, fmt: str, shape: tuple[int, ...]) -> str:
     need = f"a {len(fmt)}-D array"
     if "C" in fmt:
         need += " with C in {1, 2, 3, 4}"
-    msg = f"{_who(kind, tag)}: dataformats {fmt!r} expects {need}, got shape {shape}{extra}"
+    msg = f"{_who(kind, tag)}: dataformats {fmt!r} expects {need}, got shape {shape}"
     if len(shape) == len(fmt) and "C" in fmt:
         for alt in ("CHW", "HWC", "NCHW", "NHWC"):
             if len(alt) == len(fmt) and alt != fmt and shape[alt.index("C")] in _CHANNELS:
@@ -143,9 +143,11 @@ def _transpose(
     """Transpose ``arr`` (layout ``fmt``) to ``target`` order, checking rank, letters and C."""
     expected = layouts.get(len(fmt))
     if expected is None or set(fmt) != set(expected):
-        options = " or ".join(f"a permutation of {v!r}" for v in layouts.values())
+        names = [repr(v) for v in layouts.values()]
+        options = ", ".join(names[:-1]) + " or " + names[-1]
         raise ValueError(
-            f"{_who(kind, tag)}: dataformats {fmt!r} must be {options}, got shape {arr.shape}"
+            f"{_who(kind, tag)}: dataformats {fmt!r} must be a permutation of {options}, "
+            f"got shape {arr.shape}"
         )
     if arr.ndim != len(fmt) or ("C" in fmt and arr.shape[fmt.index("C")] not in _CHANNELS):
         raise ValueError(_layout_error(kind, tag, fmt, arr.shape))
@@ -169,7 +171,10 @@ def to_hwc(image: Any, dataformats: str = "CHW", *, tag: str = "") -> np.ndarray
     arr = _as_array(image)
     fmt = _parse_layout(dataformats, "image", tag)
     if len(fmt) == 4:
-        return make_grid(to_nhwc(arr, fmt, tag=tag), ncols=8, padding=0)
+        batch = _to_nhwc(arr, fmt, "image", tag)
+        if batch.shape[0] == 0:
+            raise ValueError(f"{_who('image', tag)}: empty batch, shape {arr.shape}")
+        return make_grid(batch, ncols=8, padding=0)
     hwc = _transpose(arr, fmt, _LAYOUTS, "HWC", "image", tag)
     if hwc.ndim == 2:
         hwc = hwc[:, :, None]
@@ -188,12 +193,15 @@ def to_nhwc(images: Any, dataformats: str = "NCHW", *, tag: str = "") -> np.ndar
       ValueError: as ``to_hwc``.
     """
     fmt = _parse_layout(dataformats, "images", tag)
-    arr = _as_array(images)
-    nhwc = _transpose(arr, fmt, _BATCH_LAYOUTS, "NHWC", "images", tag)
+    return _to_nhwc(_as_array(images), fmt, "images", tag)
+
+
+def _to_nhwc(arr: np.ndarray, fmt: str, kind: str, tag: str) -> np.ndarray:
+    nhwc = _transpose(arr, fmt, _BATCH_LAYOUTS, "NHWC", kind, tag)
     if nhwc.ndim == 3:
         nhwc = nhwc[:, :, :, None]
     if nhwc.shape[1] < 1 or nhwc.shape[2] < 1:
-        raise ValueError(f"{_who('images', tag)}: H and W must be >= 1, got shape {arr.shape}")
+        raise ValueError(f"{_who(kind, tag)}: H and W must be >= 1, got shape {arr.shape}")
     return nhwc
 
 
