@@ -2,12 +2,14 @@
 
 Run from the repository root:
 
-    PYTHONPATH=src python3 benchmarks/bench_png.py [--repeat N] [--level L]
+    PYTHONPATH=src python3 benchmarks/bench_png.py [--repeat N] [--level L] [--more]
 
 For each RGB image (64², 256², 1024²; uniform noise and a smooth gradient/sinusoid picture) both
 encoders run alternately in the same process; the table shows median wall time, file size and the
 ratios ours/Pillow. Every encoded file is decoded with Pillow and compared with the input
-(outside the timed region) so a fast but wrong encoder cannot win.
+(outside the timed region) so a fast but wrong encoder cannot win. ``--more`` adds other kinds of
+pictures: a photo (matplotlib's sample image), a line plot, gray and RGBA images, a tiled noise
+texture, and the extremely compressible ramp and checkerboard.
 """
 
 from __future__ import annotations
@@ -34,6 +36,37 @@ def smooth_image(n: int) -> np.ndarray:
     g = 127.5 + 127.5 * np.sin(2 * np.pi * 3 * y) * np.cos(2 * np.pi * 2 * x)
     b = 255 * (0.5 + 0.5 * np.sin(2 * np.pi * (x * x + y * y) * 2))
     return np.rint(np.stack([r, g, b], -1)).astype(np.uint8)
+
+
+def more_images() -> list[tuple[str, np.ndarray]]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.cbook as cbook
+    import matplotlib.pyplot as plt
+
+    with Image.open(cbook.get_sample_data("grace_hopper.jpg")) as im:
+        photo = np.asarray(im.convert("RGB"))
+    fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=100)
+    x = np.linspace(0, 10, 500)
+    ax.plot(x, np.sin(x), x, np.cos(x))
+    ax.set_title("loss")
+    fig.canvas.draw()
+    plot = np.asarray(fig.canvas.buffer_rgba()).copy()  # type: ignore[attr-defined]
+    plt.close(fig)
+    rng = np.random.default_rng(0)
+    ramp = np.broadcast_to(np.linspace(0, 255, 512).astype(np.uint8)[None, :, None], (512, 512, 3))
+    cells = (np.add.outer(np.arange(512) // 8, np.arange(512) // 8) % 2 * 255).astype(np.uint8)
+    return [
+        ("photo 600x512", photo),
+        ("gray photo", photo.mean(axis=2).astype(np.uint8)),
+        ("plot RGBA", plot),
+        ("plot RGB", np.ascontiguousarray(plot[:, :, :3])),
+        ("tiled noise", np.tile(rng.integers(0, 256, (64, 64, 3), dtype=np.uint8), (8, 8, 1))),
+        ("smooth 512", smooth_image(512)),
+        ("ramp 512", np.ascontiguousarray(ramp)),
+        ("checker 512", np.repeat(cells[:, :, None], 3, axis=2)),
+    ]
 
 
 def pillow_png(image: np.ndarray) -> bytes:
@@ -66,6 +99,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=0, help="runs per case (default: by size)")
     parser.add_argument("--level", type=int, default=None, help="force a zlib level for ours")
+    parser.add_argument("--more", action="store_true", help="also photo, plot, ramp, ...")
     args = parser.parse_args()
 
     def ours(image: np.ndarray) -> bytes:
@@ -74,23 +108,26 @@ def main() -> None:
     encoders = {"npsummary": ours, "pillow": pillow_png}
     print(f"numpy {np.__version__}, Pillow {Image.__version__}")
     header = (
-        f"| {'image':<14} | {'ours ms':>8} | {'Pillow ms':>9} | {'time ratio':>10} "
+        f"| {'image':<16} | {'ours ms':>8} | {'Pillow ms':>9} | {'time ratio':>10} "
         f"| {'ours bytes':>10} | {'Pillow bytes':>12} | {'size ratio':>10} |"
     )
     print(header)
     print("|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|")
+    cases: list[tuple[str, np.ndarray, int]] = []
     for n in (64, 256, 1024):
         repeat = args.repeat or {64: 301, 256: 61, 1024: 15}[n]
-        for kind, make in (("noise", noise_image), ("smooth", smooth_image)):
-            image = make(n)
-            measure(encoders, image, 2)  # warm-up
-            res = measure(encoders, image, repeat)
-            (t_ours, b_ours), (t_pil, b_pil) = res["npsummary"], res["pillow"]
-            print(
-                f"| {f'{kind} {n}x{n}':<14} | {t_ours * 1e3:8.2f} | {t_pil * 1e3:9.2f} "
-                f"| {t_ours / t_pil:10.2f} | {b_ours:10d} | {b_pil:12d} "
-                f"| {b_ours / b_pil:10.3f} |"
-            )
+        cases.append((f"noise {n}x{n}", noise_image(n), repeat))
+        cases.append((f"smooth {n}x{n}", smooth_image(n), repeat))
+    if args.more:
+        cases += [(name, image, args.repeat or 21) for name, image in more_images()]
+    for name, image, repeat in cases:
+        measure(encoders, image, 2)  # warm-up
+        res = measure(encoders, image, repeat)
+        (t_ours, b_ours), (t_pil, b_pil) = res["npsummary"], res["pillow"]
+        print(
+            f"| {name:<16} | {t_ours * 1e3:8.2f} | {t_pil * 1e3:9.2f} | {t_ours / t_pil:10.2f} "
+            f"| {b_ours:10d} | {b_pil:12d} | {b_ours / b_pil:10.3f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -227,7 +227,7 @@ def test_noise_is_not_inflated() -> None:
 
 
 def test_small_and_large_paths_agree_on_pixels() -> None:
-    pixels = make_pixels("gradient", (100, 100, 3), 9)  # 30 KiB: level 6 without sampling
+    pixels = make_pixels("gradient", (100, 100, 3), 9)  # 30 KiB: no sampling
     assert len(pixels.tobytes()) <= _png._SMALL_BYTES
     roundtrip(pixels)
 

@@ -12,15 +12,14 @@ filters and their costs are computed vectorized over blocks of rows of about 128
 arithmetic only, so the temporaries are a few cache-sized buffers whatever the image size.
 
 Compression uses the stdlib zlib with strategy Z_FILTERED (matches shorter than 6 bytes are
-coded as literals, which suits filter residuals). With ``compress_level=None``, images with at
-most 64 KiB of filtered data use level 6. Larger ones first compress a sample (1/16 of the image,
+coded as literals, which suits filter residuals). With ``compress_level=None`` the level is 5.
+Images with more than 64 KiB of filtered data first compress a sample (1/16 of the image,
 16-64 KiB, in eight strips spread over it) at level 5 and with Huffman coding only: if string
 matching saves less than 2 % of the sample the data is noise-like and the whole image is
-Huffman-coded (same size, three times faster than a match search that finds nothing); otherwise
-it is compressed at level 5. Level 5 rather than 6 because stock zlib's level 6 alone takes about
-as long as Pillow's whole encode (Pillow bundles zlib-ng), while level 5 takes half that for files
-0-7 % larger (benchmarks/RESULTS.md, "Images"). ``compress_level=0..9`` skips the sampling and uses
-that level.
+Huffman-coded (same size, three times faster than a match search that finds nothing). Level 5
+rather than 6 because stock zlib's level 6 alone takes about as long as Pillow's whole encode
+(Pillow bundles zlib-ng), while level 5 takes half that for files 0-7 % larger
+(benchmarks/RESULTS.md, "Images"). ``compress_level=0..9`` skips the sampling and uses that level.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ _MAX_DIM = 2**31 - 1
 _MAX_CHUNK = 2**31 - 1  # PNG chunk length limit
 _BLOCK_BYTES = 1 << 17
 _SMALL_BYTES = 1 << 16
-_SMALL_LEVEL = 6
 _LEVEL = 5
 _STRATEGY = zlib.Z_FILTERED
 _PROBE_STRIPS = 8
@@ -71,7 +69,7 @@ def encode_png(pixels: np.ndarray, *, compress_level: int | None = None) -> byte
     if compress_level is not None:
         level, strategy = compress_level, _STRATEGY
     elif height * (width * channels + 1) <= _SMALL_BYTES:
-        level, strategy = _SMALL_LEVEL, _STRATEGY
+        level, strategy = _LEVEL, _STRATEGY
     else:
         level, strategy = _LEVEL, _choose_compression(filt)
 
