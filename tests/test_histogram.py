@@ -190,6 +190,31 @@ def test_tf2_large_float32_uses_exact_fast_path() -> None:
     assert np.array_equal(got, _tb_histogram_pb(x, 30))
 
 
+def test_threshold_search_against_brute_force() -> None:
+    # every float32 in [mn, mx] enumerated: the first one where floor((x-mn)/w) >= j
+    rng = np.random.default_rng(21)
+    for _ in range(20):
+        mn = np.float32(rng.standard_normal() * 10.0 ** rng.integers(-5, 5))
+        span = int(rng.integers(100, 200_000))
+        keys = H._f32_key(np.array([mn]))[0] + np.arange(span + 1)
+        vals = H._f32_from_key(keys).astype(np.float64)
+        mx = float(vals[-1])
+        k = int(rng.integers(2, 40))
+        w = (mx - float(mn)) / k
+        js = np.arange(1, k, dtype=np.int64)
+        f = np.floor((vals - float(mn)) / w)
+        brute = np.array([keys[np.argmax(f >= j)] for j in js])
+        for guess in (H._f32_key((float(mn) + js * w).astype(np.float32)), np.full(k - 1, keys[0])):
+            got = H._first_true_f32(
+                lambda v, j, m=float(mn), w=w: np.floor((v - m) / w) >= j,
+                int(keys[0]),
+                int(keys[-1]),
+                js,
+                guess,
+            )
+            assert np.array_equal(got, brute)
+
+
 def test_tf2_reciprocal_check_detects_mismatch() -> None:
     # where x * (1/width) and x / width switch buckets at different float32 values the fast
     # path must be refused; data sitting on those switch points still matches histogram_pb
