@@ -469,6 +469,9 @@ def test_kernel_grid_modes() -> None:
         assert band.min() == 0 and band.max() == 255
     raw = np.full((1, 1, 2, 2), 0.5)
     assert (kernel_grid(raw, "OIHW", normalize="none", padding=0) == 128).all()
+    ints = np.array([-3, 7, 200, 300], np.int16).reshape(1, 1, 2, 2)  # integer rule: clip
+    grid = kernel_grid(ints, "OIHW", normalize="none", padding=1, pad_value=9)
+    assert grid[..., 0].tolist() == [[9, 9, 9, 9], [9, 0, 7, 9], [9, 200, 255, 9], [9, 9, 9, 9]]
 
 
 def test_kernel_grid_rgb_first_layer() -> None:

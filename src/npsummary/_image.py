@@ -403,8 +403,7 @@ def _check_normalize(normalize: str, allowed: tuple[str, ...]) -> None:
 
 
 def _grid_uint8(tiles: np.ndarray, ncols: int, padding: int, pad_value: float) -> np.ndarray:
-    grid = make_grid(tiles.astype(np.float64, copy=False), ncols, padding, pad_value)
-    return to_uint8(grid)[0]
+    return to_uint8(make_grid(tiles, ncols, padding, pad_value))[0]
 
 
 def kernel_grid(
@@ -426,7 +425,8 @@ def kernel_grid(
       ncols: grid columns; default: the input-channel count for gray tiles (so row r is output
         filter r and column c input channel c; ``ceil(sqrt(out))`` if in == 1), and
         ``ceil(sqrt(out))`` for RGB tiles.
-      padding, pad_value: space between tiles and its value on the normalised [0, 1] scale.
+      padding, pad_value: space between tiles and its value, on the normalised [0, 1] scale
+        (in the weights' own units with ``normalize='none'``).
       normalize: ``'tile'`` (min-max per tile), ``'filter'`` (per output filter, across its
         input channels), ``'layer'`` (one min-max for all weights) or ``'none'`` (weights are
         taken as [0, 1] values). A constant tile/filter/layer becomes 0.5.
