@@ -618,3 +618,12 @@ def test_conversions_work_in_chunks() -> None:
             tracemalloc.stop()
         # the uint8 result (9 MB) plus chunk temporaries, never a float copy of the input
         assert peak < out.nbytes + 12 * 2**20, (convert, peak)
+
+
+def test_value_errors_name_the_tag() -> None:
+    with pytest.raises(TypeError, match=r"^image 'a': values must be bool"):
+        to_uint8(np.zeros(2, np.complex64), tag="a")
+    with pytest.raises(TypeError, match=r"^image 'b': tf.image.convert_image_dtype"):
+        tf2_convert_image_dtype(np.zeros(2, np.bool_), tag="b")
+    with pytest.raises(ValueError, match=r"^image 'c': TF1 .* got shape \(2, 2, 5\)"):
+        tf1_normalize_image(np.zeros((2, 2, 5), np.float32), tag="c")

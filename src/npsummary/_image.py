@@ -242,7 +242,7 @@ def make_grid(
 # --------------------------------------------------------------------------- value rules
 
 
-def to_uint8(image: Any) -> tuple[np.ndarray, int]:
+def to_uint8(image: Any, *, tag: str = "") -> tuple[np.ndarray, int]:
     """Pixels as uint8 per the module's value rules, and the number of NaNs replaced by 0.
 
     Raises:
@@ -253,7 +253,9 @@ def to_uint8(image: Any) -> tuple[np.ndarray, int]:
     if arr.dtype == np.uint8:
         return arr, 0
     if kind not in "buif":
-        raise TypeError(f"image values must be bool, integer or float, got dtype {arr.dtype}")
+        raise TypeError(
+            f"{_who('image', tag)}: values must be bool, integer or float, got dtype {arr.dtype}"
+        )
     out = np.empty(arr.shape, np.uint8)
     nan_count = 0
     for index in _chunks(arr.shape):
@@ -278,7 +280,7 @@ def to_uint8(image: Any) -> tuple[np.ndarray, int]:
     return out, nan_count
 
 
-def tf2_convert_image_dtype(data: Any) -> np.ndarray:
+def tf2_convert_image_dtype(data: Any, *, tag: str = "") -> np.ndarray:
     """``tf.image.convert_image_dtype(data, tf.uint8, saturate=True)``, exactly; same shape.
 
     Raises:
@@ -290,7 +292,8 @@ def tf2_convert_image_dtype(data: Any) -> np.ndarray:
         return arr
     if dtype.kind not in "iuf":
         raise TypeError(
-            f"tf.image.convert_image_dtype accepts float and integer images, got dtype {dtype}"
+            f"{_who('image', tag)}: tf.image.convert_image_dtype accepts float and integer "
+            f"images, got dtype {dtype}"
         )
     out = np.empty(arr.shape, np.uint8)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -310,7 +313,9 @@ def tf2_convert_image_dtype(data: Any) -> np.ndarray:
     return out
 
 
-def tf1_normalize_image(data: Any, bad_color: Any = (255, 0, 0, 255)) -> np.ndarray:
+def tf1_normalize_image(
+    data: Any, bad_color: Any = (255, 0, 0, 255), *, tag: str = ""
+) -> np.ndarray:
     """TF1 ImageSummary normalisation of ``[H, W, C]`` or ``[N, H, W, C]`` (each image alone).
 
     Raises:
@@ -320,23 +325,25 @@ def tf1_normalize_image(data: Any, bad_color: Any = (255, 0, 0, 255)) -> np.ndar
     arr = _as_array(data)
     if arr.ndim not in (3, 4) or arr.shape[-1] not in _CHANNELS:
         raise ValueError(
-            f"tf1_normalize_image expects [H, W, C] or [N, H, W, C] with C in {{1, 2, 3, 4}}, "
-            f"got shape {arr.shape}"
+            f"{_who('image', tag)}: TF1 image summaries expect [H, W, C] or [N, H, W, C] with "
+            f"C in {{1, 2, 3, 4}}, got shape {arr.shape}"
         )
     if arr.dtype == np.uint8:
         return arr
     if arr.dtype not in (np.float16, np.float32, np.float64):
         raise TypeError(
-            f"TF1 image summaries accept uint8, float16, float32 or float64, got {arr.dtype}"
+            f"{_who('image', tag)}: TF1 image summaries accept uint8, float16, float32 or "
+            f"float64, got {arr.dtype}"
         )
     channels = arr.shape[-1]
     bad = np.asarray(bad_color)
     if bad.ndim != 1 or bad.shape[0] < channels or bad.dtype.kind not in "iu":
         raise ValueError(
-            f"bad_color must be a 1-D integer sequence of length >= {channels}, got {bad_color!r}"
+            f"{_who('image', tag)}: bad_color must be a 1-D integer sequence of length "
+            f">= {channels}, got {bad_color!r}"
         )
     if bad.min() < 0 or bad.max() > 255:
-        raise ValueError(f"bad_color values must be in 0..255, got {bad_color!r}")
+        raise ValueError(f"{_who('image', tag)}: bad_color must be in 0..255, got {bad_color!r}")
     bad = bad[:channels].astype(np.uint8)
     batch = arr[None] if arr.ndim == 3 else arr
     out = np.empty(batch.shape, np.uint8)
