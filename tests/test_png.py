@@ -206,8 +206,7 @@ def test_explicit_levels(level: int) -> None:
 
 def test_compression_choice_from_sample() -> None:
     def choice(pixels: np.ndarray) -> int:
-        h, w, c = pixels.shape
-        return _png._choose_compression(_png._RowFilter(pixels.reshape(h, w * c), c))
+        return _png._choose_compression(_png._RowFilter(pixels))
 
     assert choice(make_pixels("noise", (512, 512, 3), 0)) == zlib.Z_HUFFMAN_ONLY
     assert choice(make_pixels("smooth", (512, 512, 3), 0)) == zlib.Z_FILTERED
@@ -301,10 +300,13 @@ def test_wrong_level(level: object) -> None:
         encode_png(np.zeros((2, 2), np.uint8), compress_level=level)  # type: ignore[arg-type]
 
 
-def test_memory_stays_block_sized() -> None:
+@pytest.mark.parametrize("layout", ["HWC", "CHW view"])
+def test_memory_stays_block_sized(layout: str) -> None:
     import tracemalloc
 
-    pixels = make_pixels("smooth", (2048, 2048, 3), 0)  # 12 MiB, compresses to ~1 MiB
+    pixels = make_pixels("smooth", (2048, 2048, 3), 0)  # 12 MiB, compresses to ~1.6 MiB
+    if layout == "CHW view":  # what to_hwc returns for CHW input: a strided view
+        pixels = np.ascontiguousarray(pixels.transpose(2, 0, 1)).transpose(1, 2, 0)
     tracemalloc.start()
     try:
         data = encode_png(pixels)

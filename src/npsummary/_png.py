@@ -63,8 +63,7 @@ def encode_png(pixels: np.ndarray, *, compress_level: int | None = None) -> byte
     if compress_level is not None and not 0 <= compress_level <= 9:
         raise ValueError(f"compress_level must be in 0..9, got {compress_level}")
     height, width, channels = image.shape
-    rows = image.reshape(height, width * channels)
-    filt = _RowFilter(rows, channels)
+    filt = _RowFilter(image)
 
     if compress_level is not None:
         level, strategy = compress_level, _STRATEGY
@@ -145,22 +144,26 @@ def _choose_compression(filt: _RowFilter) -> int:
 
 
 class _RowFilter:
-    """Adaptive PNG filtering of ``rows`` ([H, W*C] uint8) one block of rows at a time.
+    """Adaptive PNG filtering of ``image`` ([H, W, C] uint8, any strides) by blocks of rows.
 
     The buffers are allocated once for the largest block and reused, so memory stays at about
     fifteen blocks (~2 MiB) whatever the image size. ``filter`` returns a view of an internal
     buffer, valid until the next call.
     """
 
-    def __init__(self, rows: np.ndarray, bpp: int) -> None:
-        self.rows = rows
-        self.bpp = bpp
-        self.height, self.rowlen = rows.shape
+    def __init__(self, image: np.ndarray) -> None:
+        self.image = image
+        self.height, self.width, self.bpp = image.shape
+        self.rowlen = self.width * self.bpp
+        bpp = self.bpp
         self.block_rows = max(1, min(self.height, _BLOCK_BYTES // (self.rowlen + 1)))
         n, length = self.block_rows, self.rowlen
         # Row 0 holds the previous scanline and the first bpp columns stay zero, so x, a (left),
         # b (up) and c (up-left) are all plain slices of this one buffer.
         self.pad = np.zeros((n + 1, length + bpp), np.uint8)
+        # [rows, W, C] view of the same memory (splitting a unit-stride axis never copies), so a
+        # strided image is copied in block by block, never whole.
+        self.pixels = self.pad[:, bpp:].reshape(n + 1, self.width, bpp)
         # Candidate scanlines with their filter-type byte in column 0, in the layout of the
         # output stream, so choosing is a single np.take.
         self.cand = np.empty((5, n, length + 1), np.uint8)
@@ -180,11 +183,12 @@ class _RowFilter:
         """Filtered scanlines ``start:stop`` (each prefixed by its filter byte), [n, W*C+1]."""
         n, bpp = stop - start, self.bpp
         pad = self.pad[: n + 1]
+        pixels = self.pixels[: n + 1]
         if start == 0:
-            pad[0, bpp:] = 0
+            pixels[0] = 0
         else:
-            pad[0, bpp:] = self.rows[start - 1]
-        pad[1:, bpp:] = self.rows[start:stop]
+            pixels[0] = self.image[start - 1]
+        pixels[1:] = self.image[start:stop]
         x, a, b, c = pad[1:, bpp:], pad[1:, :-bpp], pad[:-1, bpp:], pad[:-1, :-bpp]
         cand = self.cand[:, :n]
         f_none, f_sub, f_up, f_avg, f_paeth = (cand[k, :, 1:] for k in range(5))
