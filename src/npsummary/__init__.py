@@ -22,14 +22,17 @@ from __future__ import annotations
 
 from . import experimental, v1
 from ._events import EventSink, EventWriteError, FileSink, MemorySink
+from ._histsummary import NonFiniteWarning
 from ._tf2 import (
     NoopSummaryWriter,
     SummaryFileWriter,
     audio,
     create_file_writer,
     create_noop_writer,
+    distribution,
     flush,
     graph,
+    histogram,
     name_scope,
     record_if,
     scalar,
@@ -49,6 +52,7 @@ __all__ = [
     "EventWriteError",
     "FileSink",
     "MemorySink",
+    "NonFiniteWarning",
     "NoopSummaryWriter",
     "SummaryFileWriter",
     "SummaryWriter",
@@ -56,9 +60,11 @@ __all__ = [
     "audio",
     "create_file_writer",
     "create_noop_writer",
+    "distribution",
     "experimental",
     "flush",
     "graph",
+    "histogram",
     "name_scope",
     "record_if",
     "scalar",

@@ -33,6 +33,7 @@ import numpy as np
 from ._audio import audio_clips, audio_value, string_array, text_value
 from ._convert import as_array, check_tag, to_float, to_float32_range, to_step
 from ._events import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
+from ._histsummary import tf2_value
 from ._summary import tensor_proto
 from ._wire import encode_event
 from .writer import EventWriter
@@ -341,6 +342,46 @@ def text(name: str, data: Any, step: Any = None, description: str | None = None)
     value = text_value(tag, string_array(data, tag), description=description)
     writer.write_values([value], step, time.time())
     return True
+
+
+def histogram(
+    name: str,
+    data: Any,
+    step: Any = None,
+    buckets: int | None = None,
+    description: str | None = None,
+) -> bool:
+    """Write a histogram summary (``tf.summary.histogram``): ``buckets`` (default 30) equal-width
+    buckets as ``[k, 3]`` rows ``(left, right, count)``, identical to TensorFlow's output.
+
+    NaN and ±Inf are left out of the buckets (TensorFlow would write NaN edges) and reported once
+    per tag with a :class:`~npsummary.NonFiniteWarning`. The data is not looked at when nothing
+    is recorded.
+    """
+    target = _target(step)
+    if target is None:
+        return False
+    writer, step = target
+    tag = _tag(name)
+    value, nonfinite = tf2_value(tag, data, buckets, description)
+    writer.check_nonfinite(tag, nonfinite, "warn")
+    writer.write_values([value], step, time.time())
+    return True
+
+
+def distribution(
+    name: str,
+    data: Any,
+    step: Any = None,
+    buckets: int | None = None,
+    description: str | None = None,
+) -> bool:
+    """Write data for TensorBoard's Distributions tab.
+
+    TensorBoard derives distributions from histogram data (it has no format of its own), so this
+    is :func:`histogram` under the name users look for; the tag shows in both tabs.
+    """
+    return histogram(name, data, step, buckets, description)
 
 
 def audio(

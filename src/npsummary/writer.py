@@ -32,6 +32,14 @@ from ._convert import (
     to_walltime,
 )
 from ._events import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink, hostname
+from ._histsummary import (
+    NonFiniteGuard,
+    check_policy,
+    legacy_value,
+    raw_histogram_value,
+    tensorboardx_histogram,
+    tf2_value,
+)
 from ._summary import ScalarEncoder, summary_bytes
 from ._wire import encode_event
 
@@ -56,6 +64,7 @@ class EventWriter:
         self.sink = sink
         self.scalars = ScalarEncoder()
         self.children: dict[str, EventWriter] = {}
+        self.check_nonfinite = NonFiniteGuard()
 
     def write_values(self, values: list[bytes], step: int, walltime: float) -> None:
         self.sink.write(encode_event(walltime, step, summary_bytes(values)))
@@ -243,6 +252,115 @@ class SummaryWriter:
             if child is None:
                 child = writer.children[run] = EventWriter(writer.sink.child(run))
             child.write_scalar(main_tag, value, step, wall)
+
+    # -- histograms and distributions ------------------------------------------------------------
+
+    def add_histogram(
+        self,
+        tag: str,
+        values: Any,
+        global_step: int | None = None,
+        bins: Any = "tensorflow",
+        walltime: float | None = None,
+        max_bins: int | None = None,
+        *,
+        nonfinite: str = "warn",
+    ) -> None:
+        """Log a histogram of ``values`` (any shape, any real dtype).
+
+        ``bins='tensorflow'`` (default) uses TF1's 1551 exponential buckets exactly as TF's C++
+        op does, with empty runs collapsed; an int gives that many equal-width bins, a sequence
+        gives explicit edges, and NumPy's rule names (``'auto'``, ``'fd'``, …) are accepted,
+        capped at 10,000 bins. ``max_bins`` groups adjacent bins as tensorboardX does.
+        NaN and ±Inf are left out (see ``nonfinite``: ``'warn'``, ``'raise'`` or ``'ignore'``).
+        """
+        tag, step, wall = self._resolve(tag, global_step, walltime)
+        check_policy(nonfinite)
+        histogram = tensorboardx_histogram(tag, values, bins, max_bins)
+        writer = self._get_writer()
+        writer.check_nonfinite(tag, histogram.nonfinite, nonfinite)
+        writer.write_values([legacy_value(tag, histogram)], step, wall)
+
+    def add_histogram_raw(
+        self,
+        tag: str,
+        min: Any,
+        max: Any,
+        num: Any,
+        sum: Any,
+        sum_squares: Any,
+        bucket_limits: Any,
+        bucket_counts: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+    ) -> None:
+        """Log a histogram from precomputed fields; ``bucket_limits`` are right edges.
+
+        Raises ``ValueError`` unless the limits are non-decreasing, the counts finite and
+        non-negative, and both have the same non-zero length.
+        """
+        tag, step, wall = self._resolve(tag, global_step, walltime)
+        value = raw_histogram_value(
+            tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts
+        )
+        self._get_writer().write_values([value], step, wall)
+
+    def add_distribution(
+        self,
+        tag: str,
+        values: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+        buckets: int | None = None,
+        *,
+        description: str | None = None,
+        nonfinite: str = "warn",
+    ) -> None:
+        """Log ``values`` for TensorBoard's Distributions tab.
+
+        TensorBoard has no separate distribution format: it computes the nine percentile bands
+        of that tab from histogram data. This writes ``tf.summary.histogram``'s format
+        (``buckets`` equal-width buckets, default 30), shown in both tabs.
+        """
+        tag, step, wall = self._resolve(tag, global_step, walltime)
+        check_policy(nonfinite)
+        value, counts = tf2_value(tag, values, buckets, description)
+        writer = self._get_writer()
+        writer.check_nonfinite(tag, counts, nonfinite)
+        writer.write_values([value], step, wall)
+
+    def add_variable_summaries(
+        self,
+        tag: str,
+        values: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+        *,
+        nonfinite: str = "warn",
+    ) -> None:
+        """The classic ``variable_summaries`` helper in one call and one pass over the data.
+
+        Writes the scalars ``{tag}/mean``, ``{tag}/stddev`` (population), ``{tag}/max`` and
+        ``{tag}/min`` and the TF1-bucket histogram ``{tag}/histogram``, in one event.
+        """
+        from ._convert import as_array
+        from ._histogram import variable_stats
+        from ._histsummary import tagged
+
+        tag, step, wall = self._resolve(tag, global_step, walltime)
+        check_policy(nonfinite)
+        stats = tagged(tag, variable_stats, as_array(values, tag))
+        writer = self._get_writer()
+        writer.check_nonfinite(tag, stats.histogram.nonfinite, nonfinite)
+        encode = writer.scalars.encode
+        values_out = [
+            encode(f"{tag}/mean", to_float32_range(stats.mean)),
+            encode(f"{tag}/stddev", to_float32_range(stats.stddev)),
+            encode(f"{tag}/max", to_float32_range(stats.max)),
+            encode(f"{tag}/min", to_float32_range(stats.min)),
+            legacy_value(f"{tag}/histogram", stats.histogram),
+        ]
+        writer.write_values(values_out, step, wall)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
