@@ -198,7 +198,7 @@ def main() -> None:
             "tf1": lambda x=x: H.tf1_histogram(x),
             "tf1x": lambda x=x: H.tf1_histogram(x, exact_sum=True),
         }
-        if tbx_summary is not None:
+        if tbx_summary is not None and n <= 10**7:
             fns["tbx"] = lambda x=x: tbx_summary.histogram("h", x, bins)
         if summary_v2 is not None and n <= 10**6:
             fns["pb"] = lambda x=x: summary_v2.histogram_pb("h", x)

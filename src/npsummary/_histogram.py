@@ -21,10 +21,13 @@ Semantics of the three bucket schemes:
   (``upper_bound``); ``x == DBL_MAX`` is put in the last bucket (TF indexes past its buffer
   there). ``EncodeToProto``: a non-empty bucket is emitted as ``(limit, count)`` and each run
   of empty buckets collapses to one ``(limit of the run's last bucket, 0)``, so an empty
-  histogram is ``min=DBL_MAX, max=-DBL_MAX, bucket_limit=[DBL_MAX], bucket=[0]``. ``min`` and
-  ``max`` compare like TF's loop, so a zero extreme has the sign of the first zero in input
-  order. ``sum``/``sum_squares`` are chunked pairwise sums (about 1e-15 relative to the sum of
-  magnitudes); ``exact_sum=True`` reproduces TF's sequential double sums bit for bit.
+  histogram is ``min=DBL_MAX, max=-DBL_MAX, bucket_limit=[DBL_MAX], bucket=[0]``. TF runs
+  with denormals-are-zero, so a subnormal (or a float32 subnormal, flushed by TF's cast)
+  counts as a signed zero: negative ones fall in the ``[0, 1e-12)`` bucket. ``min``/``max``
+  compare like TF's loop, so an extreme that equals zero is the first such value in input
+  order (sign included). ``sum``/``sum_squares`` are chunked pairwise sums (about 1e-15
+  relative to the sum of magnitudes); ``exact_sum=True`` reproduces TF's sequential double
+  sums bit for bit (checked against TF 2.21 goldens).
 * TF2 (:func:`tf2_buckets`), as ``tf.summary.histogram``'s v3 algorithm and TensorBoard's
   ``histogram_pb``: ``k`` rows ``(left, right, count)`` in float64; all zeros for no data or
   ``k == 0``; for constant data every row is ``(v, v, 0)`` but the last ``(v, v, n)``; else
@@ -39,8 +42,11 @@ Semantics of the three bucket schemes:
   padded), then tensorboardX's trim: keep one empty bucket left of the first non-empty one and
   drop trailing empties; ``bucket_limit`` holds right edges. Values outside explicit edges are
   not counted but, as in tensorboardX, stay in min/max/num/sum. A rule asking for more than
-  ``rule_bin_cap`` bins is grouped down as if ``max_bins=rule_bin_cap`` and a
-  :class:`BinCountCappedWarning` says so.
+  ``rule_bin_cap`` bins is grouped down as if ``max_bins=rule_bin_cap``; where NumPy would
+  raise "Too many bins for data range" the bins are grouped until the edges increase. A
+  :class:`BinCountCappedWarning` says so in both cases. Scott's and Doane's rules use NumPy's
+  exact ``np.std``/``np.mean`` bits (its pairwise summation tree, streamed), Freedman-Diaconis
+  exact order statistics (radix selection), Stone the exact counts of every candidate.
 
 Distributions: :func:`compress_histogram` is TensorBoard's ``compressor.compress_histogram``
 (nine basis points of the normal CDF, linear interpolation inside buckets).
@@ -162,11 +168,11 @@ class _Source:
     """A validated real array read as 1-D chunks of a float work dtype, in C order."""
 
     def __init__(self, values: ArrayLike, what: str = "values") -> None:
-        if isinstance(values, np.ndarray):
+        if type(values) is np.ndarray:
             arr = values
         else:
             try:
-                arr = np.asarray(values)
+                arr = np.asarray(values)  # also turns np.matrix etc. into a plain ndarray
             except (TypeError, ValueError) as e:
                 raise TypeError(
                     f"{what} must be a real numeric array, got {type(values).__name__}: {e}"
@@ -1022,12 +1028,14 @@ def binned_histogram(
     Raises:
       TypeError: ``values`` not real; ``bins`` or ``max_bins`` of the wrong type.
       ValueError: unknown rule, non-positive bin count, edges not 1-D, NaN or decreasing,
-        too many bins for the data range.
+        ``max_bins`` or ``rule_bin_cap`` < 1.
     """
     spec = _parse_bins(bins)
     mb = _check_max_bins(max_bins)
-    if isinstance(rule_bin_cap, bool) or operator.index(rule_bin_cap) < 1:
-        raise ValueError(f"rule_bin_cap must be an int >= 1, got {rule_bin_cap!r}")
+    if isinstance(rule_bin_cap, bool) or not isinstance(rule_bin_cap, (int, np.integer)):
+        raise TypeError(f"rule_bin_cap must be an int, got {rule_bin_cap!r}")
+    if rule_bin_cap < 1:
+        raise ValueError(f"rule_bin_cap must be >= 1, got {rule_bin_cap!r}")
     if isinstance(spec, str) and spec == "tensorflow":
         if mb is None:
             return tf1_histogram(values)
