@@ -478,6 +478,13 @@ def test_binned_max_bins_validation() -> None:
         H.binned_histogram([1.0], 10, max_bins=2.0)  # type: ignore[arg-type]
 
 
+def test_binned_rule_bin_cap_validation() -> None:
+    with pytest.raises(ValueError, match="rule_bin_cap"):
+        H.binned_histogram([1.0, 2.0], "auto", rule_bin_cap=0)
+    with pytest.raises(TypeError, match="rule_bin_cap"):
+        H.binned_histogram([1.0, 2.0], "auto", rule_bin_cap=1.5)  # type: ignore[arg-type]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     hnp.arrays(
@@ -674,6 +681,10 @@ def test_layouts_and_array_likes_agree() -> None:
 
     assert np.array_equal(H.tf2_buckets(Wrapped())[0], ref_tf2)
     assert H.tf1_histogram(3.5).num == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        matrix = np.asmatrix(base[:50, :50])
+    assert np.array_equal(H.tf2_buckets(matrix)[0], H.tf2_buckets(base[:50, :50])[0])
     assert H.tf1_histogram([1, 2, 3]).sum == 6
     big_endian = base.astype(">f4")
     assert np.array_equal(H.tf2_buckets(big_endian)[0], ref_tf2)
