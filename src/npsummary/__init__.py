@@ -20,7 +20,7 @@ Importing npsummary imports numpy and protobuf only.
 
 from __future__ import annotations
 
-from . import experimental, v1
+from . import experimental
 from ._events import EventSink, EventWriteError, FileSink, MemorySink
 from ._histsummary import NonFiniteWarning
 from ._tf2 import (
@@ -33,6 +33,7 @@ from ._tf2 import (
     flush,
     graph,
     histogram,
+    image,
     name_scope,
     record_if,
     scalar,
@@ -65,6 +66,7 @@ __all__ = [
     "flush",
     "graph",
     "histogram",
+    "image",
     "name_scope",
     "record_if",
     "scalar",
@@ -76,6 +78,15 @@ __all__ = [
     "v1",
     "write",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # npsummary.v1 (TF1 style) is imported on first use, keeping `import npsummary` light.
+    if name == "v1":
+        import importlib
+
+        return importlib.import_module(".v1", __name__)
+    raise AttributeError(f"module 'npsummary' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

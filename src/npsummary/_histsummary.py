@@ -64,7 +64,7 @@ def tagged(tag: str, compute: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 class NonFiniteGuard:
-    """Applies the non-finite policy; remembers which tags were already warned about."""
+    """Applies the non-finite policy to histograms and images; warns once per tag."""
 
     def __init__(self) -> None:
         self._warned: set[str] = set()
@@ -78,9 +78,16 @@ class NonFiniteGuard:
         )
         if policy == "raise":
             raise ValueError(message)
+        self.warn_once(tag, message)
+
+    def warn_once(self, tag: str, message: str) -> None:
+        """Emit ``message`` as a NonFiniteWarning unless ``tag`` was warned about already."""
         if tag not in self._warned:
             self._warned.add(tag)
-            warnings.warn(message + " (warned once per tag)", NonFiniteWarning, stacklevel=4)
+            warnings.warn(message + " (warned once per tag)", NonFiniteWarning, stacklevel=5)
+
+    def nan_pixels(self, tag: str, count: int) -> None:
+        self.warn_once(tag, f"{tag!r}: {count} NaN pixel values drawn as 0")
 
 
 def tf1_histogram(tag: str, values: Any) -> LegacyHistogram:

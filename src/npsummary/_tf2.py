@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from ._audio import audio_clips, audio_value, string_array, text_value
 from ._convert import as_array, check_tag, to_float, to_float32_range, to_step
 from ._events import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
 from ._histsummary import tf2_value
@@ -334,6 +333,8 @@ def should_record_summaries() -> bool:
 def text(name: str, data: Any, step: Any = None, description: str | None = None) -> bool:
     """Write a text summary (``tf.summary.text``); ``data`` is a str, bytes or an array of
     them, rendered as Markdown (0-d) or a table (1-d, 2-d) by TensorBoard."""
+    from ._audio import string_array, text_value
+
     target = _target(step)
     if target is None:
         return False
@@ -384,6 +385,31 @@ def distribution(
     return histogram(name, data, step, buckets, description)
 
 
+def image(
+    name: str,
+    data: Any,
+    step: Any = None,
+    max_outputs: int = 3,
+    description: str | None = None,
+) -> bool:
+    """Write an image summary (``tf.summary.image``).
+
+    ``data`` is ``[k, h, w, c]`` with c in 1..4; the first ``max_outputs`` images are converted
+    exactly as ``tf.image.convert_image_dtype(data, tf.uint8, saturate=True)`` does (floats:
+    ``trunc(clip(x * 255.5, 0, 255))``, NaN -> 0; integers shifted) and stored as PNG.
+    """
+    from ._imgsummary import tf_image_value
+
+    target = _target(step)
+    if target is None:
+        return False
+    writer, step = target
+    tag = _tag(name)
+    value = tf_image_value(tag, data, max_outputs, description=description)
+    writer.write_values([value], step, time.time())
+    return True
+
+
 def audio(
     name: str,
     data: Any,
@@ -403,6 +429,8 @@ def audio(
         encoding = "wav"
     if encoding != "wav":
         raise ValueError(f"Unknown encoding: {encoding!r}")
+    from ._audio import audio_clips, audio_value
+
     target = _target(step)
     if target is None:
         return False
@@ -417,6 +445,8 @@ def audio(
 def _as_tensor_array(tensor: Any, tag: str) -> np.ndarray:
     """Convert ``tensor`` as ``tf.convert_to_tensor`` would: NumPy keeps its dtype, Python
     floats become float32, ints int32 (int64 when too large) and strings DT_STRING."""
+    from ._audio import string_array
+
     if isinstance(tensor, (np.ndarray, np.generic)):
         array = np.asarray(tensor)
     elif isinstance(tensor, (str, bytes)):

@@ -22,9 +22,12 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
+import numpy as np
+
 from ._convert import (
     INT64_MAX,
     INT64_MIN,
+    as_array,
     check_tag,
     to_float,
     to_float32_range,
@@ -37,6 +40,7 @@ from ._histsummary import (
     check_policy,
     legacy_value,
     raw_histogram_value,
+    tagged,
     tensorboardx_histogram,
     tf2_value,
 )
@@ -343,9 +347,7 @@ class SummaryWriter:
         Writes the scalars ``{tag}/mean``, ``{tag}/stddev`` (population), ``{tag}/max`` and
         ``{tag}/min`` and the TF1-bucket histogram ``{tag}/histogram``, in one event.
         """
-        from ._convert import as_array
         from ._histogram import variable_stats
-        from ._histsummary import tagged
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         check_policy(nonfinite)
@@ -361,6 +363,165 @@ class SummaryWriter:
             legacy_value(f"{tag}/histogram", stats.histogram),
         ]
         writer.write_values(values_out, step, wall)
+
+    # -- images -----------------------------------------------------------------------------------
+
+    def add_image(
+        self,
+        tag: str,
+        img_tensor: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+        dataformats: str = "CHW",
+        *,
+        description: str | None = None,
+    ) -> None:
+        """Log one image.
+
+        ``dataformats`` names the axes: ``'CHW'`` (default, torch), ``'HWC'``, ``'HW'``, or any
+        permutation; a 4-D layout such as ``'NCHW'`` is tiled into one grid image. C is 1
+        (gray, kept gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA). uint8 is stored as is; floats
+        are read as [0, 1] and scaled by 255 with rounding and clipping (never wrapping); other
+        integers are clipped to [0, 255]; bool is 0/255; NaN is drawn as 0 with a warning.
+        """
+        from ._image import to_hwc
+
+        tag, step, wall = self._resolve(tag, global_step, walltime)
+        hwc = to_hwc(as_array(img_tensor, tag), dataformats, tag=tag)
+        self._write_pixels(tag, hwc, step, wall, description)
+
+    def add_images(
+        self,
+        tag: str,
+        img_tensor: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+        dataformats: str = "NCHW",
+        *,
+        ncols: int = 8,
+        padding: int = 0,
+        description: str | None = None,
+    ) -> None:
+        """Log a batch of images (``'NCHW'`` by default, or ``'NHWC'``, ``'NHW'``, …) tiled
+        into one grid, ``ncols`` images per row, as tensorboardX does. A list of same-shaped
+        images is stacked first. Value rules as :meth:`add_image`."""
+        from ._image import make_grid, to_nhwc
+
+        tag, step, wall = self._resolve(tag, global_step, walltime)
+        images = img_tensor
+        if isinstance(images, (list, tuple)):
+            images = [as_array(image, tag) for image in images]
+        nhwc = to_nhwc(
+            images if isinstance(images, list) else as_array(images, tag), dataformats, tag=tag
+        )
+        if nhwc.shape[0] == 0:
+            raise ValueError(f"{tag!r}: add_images got an empty batch, shape {nhwc.shape}")
+        grid = make_grid(nhwc, ncols=ncols, padding=padding)
+        self._write_pixels(tag, grid, step, wall, description)
+
+    def add_figure(
+        self,
+        tag: str,
+        figure: Any,
+        global_step: int | None = None,
+        close: bool = True,
+        walltime: float | None = None,
+    ) -> None:
+        """Log a matplotlib figure (or a list of figures, tiled) rendered through its Agg
+        canvas buffer. matplotlib is imported only here; ``close=True`` closes the figures."""
+        from ._image import figure_to_hwc, make_grid
+
+        tag, step, wall = self._resolve(tag, global_step, walltime)
+        figures = list(figure) if isinstance(figure, (list, tuple)) else [figure]
+        if not figures:
+            raise ValueError(f"{tag!r}: add_figure got an empty list of figures")
+        rendered = [figure_to_hwc(f) for f in figures]
+        if close:
+            import matplotlib.pyplot as plt
+
+            for f in figures:
+                plt.close(f)
+        if len(rendered) == 1:
+            pixels = rendered[0]
+        else:
+            if len({r.shape for r in rendered}) != 1:
+                raise ValueError(
+                    f"{tag!r}: figures in one add_figure call must have the same size, got "
+                    f"{sorted({r.shape for r in rendered})}"
+                )
+            pixels = make_grid(np.stack(rendered), ncols=8, padding=0)
+        self._write_pixels(tag, pixels, step, wall, None)
+
+    def add_filters(
+        self,
+        tag: str,
+        weights: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+        layout: str = "HWIO",
+        *,
+        normalize: str = "tile",
+        ncols: int | None = None,
+        padding: int = 1,
+    ) -> None:
+        """Log a conv layer's kernel as one grid image, each tile normalised to [0, 1].
+
+        ``layout`` is ``'HWIO'`` (TF/Keras ``[kh, kw, in, out]``) or ``'OIHW'`` (torch). A layer
+        with 3 input channels is drawn as one RGB tile per filter; otherwise each (out, in)
+        slice is a gray tile, one row per output filter. ``normalize``: ``'tile'``,
+        ``'filter'``, ``'layer'`` or ``'none'``.
+        """
+        from ._image import kernel_grid
+
+        tag, step, wall = self._resolve(tag, global_step, walltime)
+        grid = kernel_grid(
+            as_array(weights, tag),
+            layout,
+            normalize=normalize,
+            ncols=ncols,
+            padding=padding,
+            tag=tag,
+        )
+        self._write_pixels(tag, grid, step, wall, None)
+
+    def add_feature_maps(
+        self,
+        tag: str,
+        activations: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+        dataformats: str = "NCHW",
+        *,
+        sample: int = 0,
+        normalize: str = "tile",
+        ncols: int | None = None,
+        padding: int = 1,
+    ) -> None:
+        """Log one sample's activations (what a conv layer sees) as a grid of gray tiles, one
+        per channel, each min-max normalised. ``dataformats``: ``'NCHW'`` (torch), ``'NHWC'``
+        (TF) or ``'CHW'``/``'HWC'`` for a single sample."""
+        from ._image import feature_map_grid
+
+        tag, step, wall = self._resolve(tag, global_step, walltime)
+        grid = feature_map_grid(
+            as_array(activations, tag),
+            dataformats,
+            sample=sample,
+            normalize=normalize,
+            ncols=ncols,
+            padding=padding,
+            tag=tag,
+        )
+        self._write_pixels(tag, grid, step, wall, None)
+
+    def _write_pixels(
+        self, tag: str, hwc: Any, step: int, wall: float, description: str | None
+    ) -> None:
+        from ._imgsummary import pixels_value
+
+        writer = self._get_writer()
+        value = pixels_value(tag, hwc, writer.check_nonfinite.nan_pixels, description=description)
+        writer.write_values([value], step, wall)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
