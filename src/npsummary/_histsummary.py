@@ -47,9 +47,11 @@ class NonFiniteWarning(RuntimeWarning):
     """NaN or ±Inf values were left out of a histogram."""
 
 
-def check_policy(nonfinite: str) -> str:
-    if nonfinite not in NONFINITE_POLICIES:
-        raise ValueError(f"nonfinite must be one of {NONFINITE_POLICIES}, got {nonfinite!r}")
+def check_policy(nonfinite: Any, tag: str) -> str:
+    if not isinstance(nonfinite, str) or nonfinite not in NONFINITE_POLICIES:
+        text = repr(nonfinite)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        raise ValueError(f"{tag!r}: nonfinite must be one of {NONFINITE_POLICIES}, got {text}")
     return nonfinite
 
 

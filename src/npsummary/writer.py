@@ -279,7 +279,7 @@ class SummaryWriter:
         NaN and ±Inf are left out (see ``nonfinite``: ``'warn'``, ``'raise'`` or ``'ignore'``).
         """
         tag, step, wall = self._resolve(tag, global_step, walltime)
-        check_policy(nonfinite)
+        check_policy(nonfinite, tag)
         histogram = tensorboardx_histogram(tag, values, bins, max_bins)
         writer = self._get_writer()
         writer.check_nonfinite(tag, histogram.nonfinite, nonfinite)
@@ -327,7 +327,7 @@ class SummaryWriter:
         (``buckets`` equal-width buckets, default 30), shown in both tabs.
         """
         tag, step, wall = self._resolve(tag, global_step, walltime)
-        check_policy(nonfinite)
+        check_policy(nonfinite, tag)
         value, counts = tf2_value(tag, values, buckets, description)
         writer = self._get_writer()
         writer.check_nonfinite(tag, counts, nonfinite)
@@ -350,7 +350,7 @@ class SummaryWriter:
         from ._histogram import variable_stats
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
-        check_policy(nonfinite)
+        check_policy(nonfinite, tag)
         stats = tagged(tag, variable_stats, as_array(values, tag))
         writer = self._get_writer()
         writer.check_nonfinite(tag, stats.histogram.nonfinite, nonfinite)
