@@ -39,9 +39,30 @@ def float_edges(dt: type) -> np.ndarray:
     for _ in range(3):
         low.append(np.nextafter(low[-1], dt(-np.inf)))
     specials = np.array(
-        [0.0, -0.0, finfo.tiny, -finfo.tiny, finfo.smallest_subnormal, 0.5, 1.0, 1.5, -0.2,
-         0.001, 0.998, 0.999, 2.0, 255.0, 1e4, -1e4, finfo.max, -finfo.max,
-         np.inf, -np.inf, np.nan, -np.nan],
+        [
+            0.0,
+            -0.0,
+            finfo.tiny,
+            -finfo.tiny,
+            finfo.smallest_subnormal,
+            0.5,
+            1.0,
+            1.5,
+            -0.2,
+            0.001,
+            0.998,
+            0.999,
+            2.0,
+            255.0,
+            1e4,
+            -1e4,
+            finfo.max,
+            -finfo.max,
+            np.inf,
+            -np.inf,
+            np.nan,
+            -np.nan,
+        ],
         dtype=dt,
     )
     uniform = rng.uniform(-0.25, 1.25, 8000).astype(dt)
@@ -156,7 +177,9 @@ def run_tf1(x: np.ndarray, bad: np.ndarray | None) -> np.ndarray:
             op = tf.compat.v1.summary.image("img", ph, max_outputs=x.shape[0])
         else:
             op = gen_logging_ops.image_summary(
-                tag="img", tensor=ph, max_images=x.shape[0],
+                tag="img",
+                tensor=ph,
+                max_images=x.shape[0],
                 bad_color=tf.make_tensor_proto(bad),
             )
         with tf.compat.v1.Session(graph=graph) as sess:
@@ -178,9 +201,7 @@ def main() -> None:
     for name, (x, bad) in tf1_cases().items():
         tf1[f"{name}_in"] = x
         tf1[f"{name}_out"] = run_tf1(x, bad)
-        tf1[f"{name}_bad"] = (
-            np.array([255, 0, 0, 255], np.uint8) if bad is None else bad
-        )
+        tf1[f"{name}_bad"] = np.array([255, 0, 0, 255], np.uint8) if bad is None else bad
     np.savez_compressed(os.path.join(HERE, "tf1_image.npz"), **tf1)
     with open(os.path.join(HERE, "versions.txt"), "w") as f:
         f.write(f"tensorflow {tf.__version__}\nnumpy {np.__version__}\n")
