@@ -110,22 +110,8 @@ def _json(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def _needs(*names: str) -> None:
-    missing = [name for name in names if not hasattr(npsummary, name)]
-    if missing:
-        pytest.skip(f"npsummary.{', '.join(missing)} not available yet")
-
-
-_TF2_NEEDS = {
-    "histograms": ("histogram",),
-    "images": ("image",),
-    "name_scoped_histogram_image": ("histogram", "image"),
-}
-
-
 @pytest.mark.parametrize("section", list(tf2_program.SECTIONS))
 def test_tf2_program_matches_tensorflow(section: str, tmp_path: Path) -> None:
-    _needs(*_TF2_NEEDS.get(section, ()))
     observations = tf2_program.SECTIONS[section](npsummary, npsummary.name_scope, str(tmp_path))
     compare_runs(tmp_path, GOLDEN / "tf2" / section)
     assert _json(observations) == _golden_observations("tf2", section)
@@ -137,11 +123,6 @@ def _tf1_compile(build: Any, example: dict[str, np.ndarray]) -> Any:
 
 @pytest.mark.parametrize("section", list(tf1_program.SECTIONS))
 def test_tf1_program_matches_tensorflow(section: str, tmp_path: Path) -> None:
-    if section == "histograms_images":
-        try:
-            from npsummary import _histogram, _image  # noqa: F401
-        except ImportError:
-            pytest.skip("histogram/image cores not available yet")
     npsummary.v1.merge_all()  # start a fresh round in this thread
     observations = tf1_program.SECTIONS[section](
         npsummary.v1, npsummary.name_scope, str(tmp_path), _tf1_compile

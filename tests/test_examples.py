@@ -10,9 +10,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
-import pytest
 
-import npsummary
 from conftest import read_run
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -50,16 +48,7 @@ def decoded_image(event: Any, index: int = 0) -> np.ndarray:
         return np.asarray(image)
 
 
-def _needs(*names: str) -> None:
-    for name in names:
-        owner, _, attr = name.rpartition(".")
-        target = npsummary.SummaryWriter if owner == "SummaryWriter" else npsummary
-        if not hasattr(target, attr):
-            pytest.skip(f"npsummary {name} not available yet")
-
-
 def test_seed_policy_histograms(tmp_path: Path) -> None:
-    _needs("histogram", "image")
     result = load("seed_policy_histograms").main(str(tmp_path), steps=21, batch=16)
     assert np.isfinite(result["loss"])
     acc = read_run(tmp_path)
@@ -105,7 +94,6 @@ def test_seed_init_histograms(tmp_path: Path) -> None:
 
 
 def test_seed_conv_visualization(tmp_path: Path) -> None:
-    _needs("SummaryWriter.add_variable_summaries", "SummaryWriter.add_images")
     module = load("seed_conv_visualization")
     result = module.main(str(tmp_path), steps=5, batch=8, log_every=2)
     assert 0 <= result["test_accuracy"] <= 1
@@ -117,6 +105,17 @@ def test_seed_conv_visualization(tmp_path: Path) -> None:
     assert any(tag.startswith("conv1/weights") for tag in train_tags["histograms"])
     assert any(tag.startswith("fc2/bias") for tag in train_tags["scalars"])
     assert "images" not in train_tags
-    assert {"input_image/input", "conv1/filters", "h_conv1/feature_maps"} <= test_tags["images"]
+    assert test_tags["images"] == {
+        "input_image/input",
+        "conv1/filters",
+        "conv2/filters",
+        "h_conv1/feature_maps",
+        "h_conv2/feature_maps",
+    }
+    assert [e.step for e in test.Tensors("conv1/filters")] == [0, 4]
+    # 8 input images tiled 8 per row; 8 conv1 filters of 5x5 in a grid with 1-pixel padding.
+    assert decoded_image(test.Tensors("input_image/input")[0]).shape == (28, 8 * 28)
     filters = decoded_image(test.Tensors("conv1/filters")[0])
-    assert filters.ndim in (2, 3) and filters.shape[0] > 5
+    assert filters.ndim == 2 and filters.shape[0] >= 2 * 5 and filters.shape[1] >= 3 * 5
+    maps = decoded_image(test.Tensors("h_conv2/feature_maps")[-1])
+    assert maps.ndim == 2 and maps.shape[0] >= 14 and len(np.unique(maps)) > 2
