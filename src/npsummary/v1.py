@@ -103,14 +103,14 @@ def __getattr__(name: str) -> Any:
 class _V1State(threading.local):
     def __init__(self) -> None:
         self.names_in_use: dict[str, int] = {}
-        self.round = 0
-        # collection key -> summaries of the current round (older rounds are dropped lazily)
+        self.round = 0  # number of FileWriter.add_summary calls in this thread
+        # collection key -> (round, summary) pairs; stale ones are dropped lazily
         self.collections: dict[str, list[tuple[int, bytes]]] = {}
         self.warned_overflow = False
 
 
 def _fresh(round_: int) -> bool:
-    """Whether a summary collected in ``round_`` can still be merged (see "Rounds")."""
+    """Whether a summary collected in ``round_`` can still be merged (see "Steps")."""
     return round_ >= _v1.round - 1
 
 
