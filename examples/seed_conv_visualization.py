@@ -75,7 +75,8 @@ def conv2d(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     pad = K // 2
     padded = np.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
     windows = sliding_window_view(padded, (K, K), axis=(1, 2))  # [N, H, W, C, K, K]
-    return np.einsum("nhwcij,ijcf->nhwf", windows, w, optimize=True)
+    out: np.ndarray = np.einsum("nhwcij,ijcf->nhwf", windows, w, optimize=True)
+    return out
 
 
 def conv2d_grads(x: np.ndarray, w: np.ndarray, grad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -103,9 +104,10 @@ def max_pool_grad(winner: np.ndarray, grad: np.ndarray) -> np.ndarray:
     n, h2, w2, c = winner.shape
     blocks = np.zeros((n, h2, w2, c, 4), grad.dtype)
     np.put_along_axis(blocks, winner[..., None], grad[..., None], axis=-1)
-    return (
+    full: np.ndarray = (
         blocks.reshape(n, h2, w2, c, 2, 2).transpose(0, 1, 4, 2, 5, 3).reshape(n, h2 * 2, w2 * 2, c)
     )
+    return full
 
 
 class Net:

@@ -97,7 +97,8 @@ def main(logdir: str, steps: int = 500, batch: int = 64, seed: int = 0) -> dict[
 
             # Backward pass of loss = mean(sum(-y log softmax(z) * A)).
             grad = (q_pred - y) * advantages[:, None] / batch
-            grads_w, grads_b = [], []
+            grads_w: list[np.ndarray] = []
+            grads_b: list[np.ndarray] = []
             for i in range(3, -1, -1):
                 grads_w.insert(0, acts[i].T @ grad)
                 grads_b.insert(0, grad.sum(axis=0))
