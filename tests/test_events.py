@@ -121,14 +121,14 @@ def test_same_second_writers_get_distinct_files(logdir: Path) -> None:
 @pytest.mark.usefixtures("frozen_time")
 def test_existing_file_is_never_truncated_or_appended(logdir: Path) -> None:
     logdir.mkdir()
-    taken = f"events.out.tfevents.{int(FROZEN):010d}.{socket.gethostname()}.{os.getpid()}.0"
+    taken = f"events.out.tfevents.{int(FROZEN):010d}.{socket.gethostname()}.{os.getpid()}.0000"
     existing = logdir / taken
     existing.write_bytes(b"someone else's data")
     sink = FileSink(logdir)
     sink.write(event(1))
     sink.close()
     assert existing.read_bytes() == b"someone else's data"
-    assert Path(sink.path).name.endswith(".1")
+    assert Path(sink.path).name.endswith(".0001")
     assert steps_in(Path(sink.path)) == [1]
 
 

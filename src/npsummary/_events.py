@@ -5,9 +5,11 @@ as TFRecords, to one event file; :class:`MemorySink` keeps them in a list for te
 
 File sink guarantees:
 
-* The file is named ``events.out.tfevents.{int(time):010d}.{hostname}.{pid}.{counter}{suffix}`` and
-  created with ``O_EXCL``: an existing file is never truncated or appended to, even when two writers
-  start in the same second (the counter is bumped until the name is free).
+* The file is named
+  ``events.out.tfevents.{int(time):010d}.{hostname}.{pid}.{counter:04d}{suffix}`` and created
+  with ``O_EXCL``: an existing file is never truncated or appended to, even when two writers start
+  in the same second (the counter is bumped until the name is free). Names of one process sort in
+  creation order, which TensorBoard's Python loader relies on.
 * The first record, ``file_version: "brain.Event:2"`` with ``source_metadata``, is written and
   flushed before the constructor returns. Missing directories are created.
 * :meth:`FileSink.write` only appends to an in-memory list; one daemon thread shared by every sink
@@ -163,7 +165,10 @@ def _create_event_file(directory: str, suffix: str, now: float) -> tuple[str, in
     pid = os.getpid()
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_BINARY", 0)
     while True:
-        name = f"events.out.tfevents.{int(now):010d}.{host}.{pid}.{_next_counter()}{suffix}"
+        # The counter is zero-padded (TF's is not): TensorBoard's Python loader reads a run's
+        # files in name order and never returns to an earlier one, so a writer reopened in the
+        # same second as file ".9" must not be named ".10", which sorts before it.
+        name = f"events.out.tfevents.{int(now):010d}.{host}.{pid}.{_next_counter():04d}{suffix}"
         path = os.path.join(directory, name)
         try:
             return path, os.open(path, flags, 0o666)
