@@ -523,6 +523,51 @@ class SummaryWriter:
         value = pixels_value(tag, hwc, writer.check_nonfinite.nan_pixels, description=description)
         writer.write_values([value], step, wall)
 
+    # -- text and audio ---------------------------------------------------------------------------
+
+    def add_text(
+        self,
+        tag: str,
+        text_string: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+    ) -> None:
+        """Log Markdown text under ``{tag}/text_summary``, as tensorboardX and torch do."""
+        from ._audio import string_array, text_value
+
+        tag, step, wall = self._resolve(tag, global_step, walltime)
+        if not isinstance(text_string, (str, bytes)):
+            raise TypeError(f"{tag!r}: text_string must be a str, got {type(text_string).__name__}")
+        strings = string_array([text_string], tag)
+        self._get_writer().write_values([text_value(f"{tag}/text_summary", strings)], step, wall)
+
+    def add_audio(
+        self,
+        tag: str,
+        snd_tensor: Any,
+        global_step: int | None = None,
+        sample_rate: int = 44100,
+        walltime: float | None = None,
+    ) -> None:
+        """Log one audio clip: shape ``(L,)`` or ``(1, L)`` (mono) or ``(L, C)``, values in
+        [-1, 1] (clipped), stored as 16-bit PCM WAV in TF2's audio format."""
+        from ._audio import audio_clips, audio_value
+
+        tag, step, wall = self._resolve(tag, global_step, walltime)
+        sound = as_array(snd_tensor, tag)
+        if sound.ndim == 1 or (sound.ndim == 2 and sound.shape[0] == 1):
+            sound = sound.reshape(-1, 1)
+        if sound.ndim != 2:
+            raise ValueError(
+                f"{tag!r}: audio must have shape (L,), (1, L) or (L, C), got {sound.shape}"
+            )
+        if isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, np.integer)):
+            raise TypeError(f"{tag!r}: sample_rate must be an int, got {sample_rate!r}")
+        if sample_rate <= 0:
+            raise ValueError(f"{tag!r}: sample_rate must be positive, got {sample_rate}")
+        clips = audio_clips(sound[None], 1, tag)
+        self._get_writer().write_values([audio_value(tag, clips, int(sample_rate))], step, wall)
+
     # -- lifecycle ------------------------------------------------------------------------------
 
     def flush(self) -> None:
