@@ -74,7 +74,9 @@ def train(logdir: str, steps: int = 200, seed: int = 0, log_every: int = 10) -> 
                 writer.add_variable_summaries("layer2/weights", w2, step)
                 writer.add_distribution("layer1/bias", b1, step)
                 writer.add_image("fit", _plot(x, y, pred), step, dataformats="HWC")
-                writer.add_filters("layer1/weights_grid", w1.reshape(1, 1, 1, 16), step)
+                writer.add_filters(
+                    "layer1/weights_grid", w1.reshape(1, 1, 1, 16), step, normalize="layer"
+                )
                 with tf_writer.as_default(step=step):
                     npsummary.scalar("loss", loss, description="mean squared error")
                     npsummary.histogram("predictions", pred)
