@@ -49,23 +49,22 @@ def only_event_file(directory: str | os.PathLike[str]) -> Path:
 
 def raw_records(path: str | os.PathLike[str]) -> list[bytes]:
     """Serialized events of one file, read by TensorBoard's record reader (CRCs checked)."""
-    from tensorboard.backend.event_processing import event_file_loader
-
+    event_file_loader = pytest.importorskip(
+        "tensorboard.backend.event_processing.event_file_loader"
+    )
     return list(event_file_loader.RawEventFileLoader(os.fspath(path)).Load())
 
 
 def read_events(path: str | os.PathLike[str]) -> list[Any]:
     """``tensorboard.compat.proto.event_pb2.Event`` messages of one file, unmigrated."""
-    from tensorboard.compat.proto import event_pb2
-
+    event_pb2 = pytest.importorskip("tensorboard.compat.proto.event_pb2")
     return [event_pb2.Event.FromString(r) for r in raw_records(path)]
 
 
 def read_run(logdir: str | os.PathLike[str]) -> Any:
     """A reloaded TensorBoard ``EventAccumulator`` (the plugin one TensorBoard serves from)
     over the run directory ``logdir``, keeping every tensor event."""
-    from tensorboard.backend.event_processing import plugin_event_accumulator as pea
-
+    pea = pytest.importorskip("tensorboard.backend.event_processing.plugin_event_accumulator")
     acc = pea.EventAccumulator(os.fspath(logdir), size_guidance=pea.STORE_EVERYTHING_SIZE_GUIDANCE)
     acc.Reload()
     return acc
@@ -73,8 +72,7 @@ def read_run(logdir: str | os.PathLike[str]) -> Any:
 
 def read_scalars(logdir: str | os.PathLike[str]) -> dict[str, list[ScalarPoint]]:
     """Scalar series of the run ``logdir`` as TensorBoard's scalars plugin sees them."""
-    from tensorboard.util import tensor_util
-
+    tensor_util = pytest.importorskip("tensorboard.util.tensor_util")
     acc = read_run(logdir)
     out: dict[str, list[ScalarPoint]] = {}
     for tag in acc.Tags()["tensors"]:

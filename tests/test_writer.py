@@ -276,9 +276,8 @@ def test_stored_value_is_the_float32_cast(value: float) -> None:
 def test_round_trip_through_tensorboard_parser(
     tag: str, value: float, step: int, walltime: float
 ) -> None:
-    from tensorboard.compat.proto import event_pb2
-    from tensorboard.util import tensor_util
-
+    event_pb2 = pytest.importorskip("tensorboard.compat.proto.event_pb2")
+    tensor_util = pytest.importorskip("tensorboard.util.tensor_util")
     sink = MemorySink()
     SummaryWriter(sink).add_scalar(tag, value, step, walltime=walltime)
     (payload,) = sink.payloads
@@ -523,9 +522,8 @@ def test_purge_step_written_once(logdir: Path) -> None:
 
 
 def test_legacy_accumulator_reads_tensors(logdir: Path) -> None:
-    from tensorboard.backend.event_processing import event_accumulator as ea
-    from tensorboard.util import tensor_util
-
+    ea = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    tensor_util = pytest.importorskip("tensorboard.util.tensor_util")
     with SummaryWriter(logdir) as writer:
         writer.add_scalar("x", 0.5, 2)
     acc = ea.EventAccumulator(str(logdir))
