@@ -25,7 +25,6 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -35,7 +34,7 @@ from ._events import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
 from ._histsummary import tf2_value
 from ._summary import tensor_proto
 from ._wire import encode_event
-from .writer import EventWriter
+from .writer import EventWriter, WriterHandle
 
 __all__ = [
     "NoopSummaryWriter",
@@ -77,7 +76,7 @@ class _State(threading.local):
 _state = _State()
 
 
-class SummaryFileWriter:
+class SummaryFileWriter(WriterHandle):
     """A writer created by :func:`create_file_writer` (``tf.summary.SummaryWriter``)."""
 
     def __init__(self, sink: EventSink, logdir: str = "") -> None:
@@ -123,26 +122,6 @@ class SummaryFileWriter:
     def init(self) -> None:
         """Kept for API compatibility: the file already exists."""
         self._live()
-
-    def flush(self) -> None:
-        if self._writer is not None:
-            self._writer.sink.flush()
-
-    def close(self) -> None:
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.sink.close()
-
-    def __enter__(self) -> SummaryFileWriter:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class NoopSummaryWriter(SummaryFileWriter):
@@ -243,6 +222,21 @@ def _target(step: Any) -> tuple[EventWriter, int] | None:
     return writer._writer, to_step(step, "step")
 
 
+def _record(name: Any, step: Any, build: Callable[[EventWriter, str], bytes]) -> bool:
+    """The common body of the summary functions: skip (False) or build one value and write it.
+
+    ``build(writer, tag)`` runs only when something is recorded, so the data is not even
+    looked at under ``record_if(False)`` or without a default writer.
+    """
+    target = _target(step)
+    if target is None:
+        return False
+    writer, step = target
+    tag = _tag(name)
+    writer.write_values([build(writer, tag)], step, time.time())
+    return True
+
+
 def scalar(name: str, data: Any, step: Any = None, description: str | None = None) -> bool:
     """Write a scalar summary (``tf.summary.scalar``); returns whether it was written."""
     target = _target(step)
@@ -335,14 +329,11 @@ def text(name: str, data: Any, step: Any = None, description: str | None = None)
     them, rendered as Markdown (0-d) or a table (1-d, 2-d) by TensorBoard."""
     from ._audio import string_array, text_value
 
-    target = _target(step)
-    if target is None:
-        return False
-    writer, step = target
-    tag = _tag(name)
-    value = text_value(tag, string_array(data, tag), description=description)
-    writer.write_values([value], step, time.time())
-    return True
+    return _record(
+        name,
+        step,
+        lambda _, tag: text_value(tag, string_array(data, tag), description=description),
+    )
 
 
 def histogram(
@@ -359,15 +350,13 @@ def histogram(
     per tag with a :class:`~npsummary.NonFiniteWarning`. The data is not looked at when nothing
     is recorded.
     """
-    target = _target(step)
-    if target is None:
-        return False
-    writer, step = target
-    tag = _tag(name)
-    value, nonfinite = tf2_value(tag, data, buckets, description)
-    writer.check_nonfinite(tag, nonfinite, "warn")
-    writer.write_values([value], step, time.time())
-    return True
+
+    def build(writer: EventWriter, tag: str) -> bytes:
+        value, nonfinite = tf2_value(tag, data, buckets, description)
+        writer.check_nonfinite(tag, nonfinite, "warn")
+        return value
+
+    return _record(name, step, build)
 
 
 def distribution(
@@ -400,14 +389,11 @@ def image(
     """
     from ._imgsummary import tf_image_value
 
-    target = _target(step)
-    if target is None:
-        return False
-    writer, step = target
-    tag = _tag(name)
-    value = tf_image_value(tag, data, max_outputs, description=description)
-    writer.write_values([value], step, time.time())
-    return True
+    return _record(
+        name,
+        step,
+        lambda _, tag: tf_image_value(tag, data, max_outputs, description=description),
+    )
 
 
 def audio(
@@ -431,15 +417,13 @@ def audio(
         raise ValueError(f"Unknown encoding: {encoding!r}")
     from ._audio import audio_clips, audio_value
 
-    target = _target(step)
-    if target is None:
-        return False
-    writer, step = target
-    tag = _tag(name)
-    clips = audio_clips(data, max_outputs, tag)
-    value = audio_value(tag, clips, sample_rate, description=description)
-    writer.write_values([value], step, time.time())
-    return True
+    return _record(
+        name,
+        step,
+        lambda _, tag: audio_value(
+            tag, audio_clips(data, max_outputs, tag), sample_rate, description=description
+        ),
+    )
 
 
 def _as_tensor_array(tensor: Any, tag: str) -> np.ndarray:

@@ -20,7 +20,7 @@ import os
 import time
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -47,7 +47,7 @@ from ._histsummary import (
 from ._summary import ScalarEncoder, summary_bytes
 from ._wire import encode_event
 
-__all__ = ["EventWriter", "SummaryWriter", "safe_run_name"]
+__all__ = ["EventWriter", "SummaryWriter", "WriterHandle", "safe_run_name"]
 
 
 def safe_run_name(name: str) -> str:
@@ -99,7 +99,38 @@ def _fast_step(step: Any, tag: str) -> int:
     return to_step(step, tag)
 
 
-class SummaryWriter:
+_HandleT = TypeVar("_HandleT", bound="WriterHandle")
+
+
+class WriterHandle:
+    """Owner of an :class:`EventWriter` that can be flushed and closed, and used in ``with``."""
+
+    _writer: EventWriter | None
+
+    def flush(self) -> None:
+        """Write and fsync everything logged so far (sub-runs included) before returning."""
+        if self._writer is not None:
+            self._writer.sink.flush()
+
+    def close(self) -> None:
+        """Flush and close the event files. Idempotent."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.sink.close()
+
+    def __enter__(self: _HandleT) -> _HandleT:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class SummaryWriter(WriterHandle):
     """Writes summaries for TensorBoard into an event file in ``logdir``.
 
     Args:
@@ -569,25 +600,5 @@ class SummaryWriter:
         self._get_writer().write_values([audio_value(tag, clips, int(sample_rate))], step, wall)
 
     # -- lifecycle ------------------------------------------------------------------------------
-
-    def flush(self) -> None:
-        """Write and fsync everything logged so far (sub-runs included) before returning."""
-        if self._writer is not None:
-            self._writer.sink.flush()
-
-    def close(self) -> None:
-        """Flush and close the event files. Idempotent; a later ``add_*`` starts a new file."""
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.sink.close()
-
-    def __enter__(self) -> SummaryWriter:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+    # flush(), close() (idempotent; a later add_* starts a new file, as in tensorboardX and
+    # torch) and the context manager come from WriterHandle.
