@@ -116,15 +116,30 @@ def _log_huge(w: Any, i: int) -> None:
     w.add_scalar("big/" + "y" * ((1 << 17) + (i * 7919) % (1 << 19)), float(i), i)
 
 
+def _log_histogram(w: Any, i: int) -> None:
+    import numpy as np
+
+    w.add_histogram("hist", np.arange(i % 50 + 1, dtype=np.float32), i)
+
+
+def _log_image(w: Any, i: int) -> None:
+    import numpy as np
+
+    w.add_image("img", np.full((3, 16, 16), i % 256, np.uint8), i)
+
+
 #: kind -> (log function, {run directory relative to logdir: tag}) — one line per logging call.
-#: Extend with new add_* calls as they land (the parent replays the same schedule).
+#: Extend with new add_* calls as they land (the parent replays the same schedule). Scalar
+#: records are also checked by value (i, or -i in pair_b); others by step and tag.
 CRASH_KINDS: dict[str, tuple[Callable[[Any, int], None], dict[str, str]]] = {
     "scalar": (_log_scalar, {".": "loss"}),
     "scalars": (_log_scalars, {"pair_a": "pair", "pair_b": "pair"}),
     "big": (_log_big, {".": "big/"}),
     "huge": (_log_huge, {".": "big/"}),
+    "histogram": (_log_histogram, {".": "hist"}),
+    "image": (_log_image, {".": "img"}),
 }
-_KIND_WEIGHTS = {"scalar": 600, "scalars": 300, "big": 50, "huge": 5}
+_KIND_WEIGHTS = {"scalar": 600, "scalars": 300, "big": 50, "huge": 5, "histogram": 40, "image": 20}
 
 
 @dataclass(frozen=True)

@@ -125,19 +125,25 @@ def _kill_one(logdir: Path, seed: int, rng: random.Random, err_path: Path) -> tu
     return proc.pid, flushed
 
 
-def _value(event: Any) -> float:
-    (value,) = struct.unpack("<f", event.summary.value[0].tensor.tensor_content)
-    return float(value)
+def _value(event: Any) -> float | None:
+    content = event.summary.value[0].tensor.tensor_content
+    return float(struct.unpack("<f", content)[0]) if len(content) == 4 else None
 
 
-def _expected(seed: int, calls: int) -> dict[str, list[tuple[int, str, float]]]:
+def _expected(seed: int, calls: int) -> dict[str, list[tuple[int, str, float | None]]]:
     """Per run directory, the (step, tag, value) records that the first ``calls`` calls wrote."""
-    out: dict[str, list[tuple[int, str, float]]] = defaultdict(list)
+    out: dict[str, list[tuple[int, str, float | None]]] = defaultdict(list)
     for i, kind, _flush in crash_plan(seed):
         if i >= calls:
             break
         for run, tag in CRASH_KINDS[kind][1].items():
-            value = -float(i) if run == "pair_b" else float(i)
+            value = (
+                None
+                if kind in ("histogram", "image")
+                else -float(i)
+                if run == "pair_b"
+                else float(i)
+            )
             out[run].append((i, tag, value))
     return out
 
@@ -145,7 +151,7 @@ def _expected(seed: int, calls: int) -> dict[str, list[tuple[int, str, float]]]:
 def _verify(logdir: Path, pid: int, seed: int, flushed: int) -> dict[str, int]:
     files = [p for p in event_files(str(logdir)) if f".{pid}." in os.path.basename(p)]
     assert files, f"no event file from pid {pid}"
-    found: dict[str, list[tuple[int, str, float]]] = {}
+    found: dict[str, list[tuple[int, str, float | None]]] = {}
     torn = 0
     for path in files:
         run = os.path.relpath(os.path.dirname(path), logdir)
