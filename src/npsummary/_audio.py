@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ._convert import as_array, tagged
 from ._summary import PLUGIN_AUDIO, PLUGIN_TEXT, metadata, tensor_value
 from ._wav import encode_wav
 
@@ -83,9 +84,11 @@ def text_value(tag: str, strings: np.ndarray, *, description: str | None = None)
 
 def audio_clips(data: Any, max_outputs: Any, tag: str) -> np.ndarray:
     """Validate ``[k, t, c]`` audio and return its first ``max_outputs`` clips as float32."""
-    array = np.asarray(data)
-    if array.ndim != 3:
-        raise ValueError(f"{tag!r}: audio must have shape [k, t, c], got shape {array.shape}")
+    array = as_array(data, tag)
+    if array.ndim != 3 or array.shape[2] == 0:
+        raise ValueError(
+            f"{tag!r}: audio must have shape [k, t, c] with c >= 1, got shape {array.shape}"
+        )
     if array.dtype.kind not in "biuf":
         raise TypeError(f"{tag!r}: audio must be real numbers, got dtype {array.dtype}")
     if isinstance(max_outputs, bool) or not isinstance(max_outputs, (int, np.integer)):
@@ -101,7 +104,7 @@ def audio_value(
     """Serialized TF2 audio summary of ``clips`` (``[n, t, c]``, see :func:`audio_clips`)."""
     strings = np.empty((len(clips), 2), dtype=object)
     for i, clip in enumerate(clips):
-        strings[i, 0] = encode_wav(clip, sample_rate)
+        strings[i, 0] = tagged(tag, encode_wav, clip, sample_rate)
         strings[i, 1] = b""
     md = metadata(PLUGIN_AUDIO, AUDIO_CONTENT_WAV, description=description)
     return tensor_value(tag, _string_tensor(strings), md)
@@ -120,7 +123,7 @@ def legacy_audio_values(
         value.audio.sample_rate = rate
         value.audio.num_channels = int(clip.shape[1])
         value.audio.length_frames = int(clip.shape[0])
-        value.audio.encoded_audio_string = encode_wav(clip, int(sample_rate))
+        value.audio.encoded_audio_string = tagged(tag, encode_wav, clip, int(sample_rate))
         value.audio.content_type = "audio/wav"
         out.append(bytes(value.SerializeToString()))
     return out

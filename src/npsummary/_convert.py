@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -20,11 +21,14 @@ __all__ = [
     "INT64_MIN",
     "as_array",
     "check_tag",
+    "tagged",
     "to_float",
     "to_float32_range",
     "to_step",
     "to_walltime",
 ]
+
+T = TypeVar("T")
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
@@ -45,12 +49,16 @@ def _describe(value: Any) -> str:
 
 
 def check_tag(tag: Any, what: str = "tag") -> str:
-    """Return ``tag`` if it is a string, else raise ``TypeError``."""
-    if type(tag) is str:
-        return tag
-    if isinstance(tag, str):
-        return str(tag)
-    raise TypeError(f"{what} must be a str, got {_describe(tag)}")
+    """Return ``tag`` if it is a string that UTF-8 can encode, else raise naming it."""
+    if not isinstance(tag, str):
+        raise TypeError(f"{what} must be a str, got {_describe(tag)}")
+    text = str(tag)  # a str subclass becomes a plain str
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"{what} {text!r} is not valid UTF-8 text: {exc.reason}") from None
+    return text
 
 
 def as_array(value: Any, tag: str) -> np.ndarray:
@@ -100,13 +108,10 @@ def to_float(value: Any, tag: str) -> float:
         array = as_array(value, tag)
         if array.size != 1:
             raise ValueError(
-                f"{tag!r}: expected a scalar (a single value), got an array of shape "
-                f"{array.shape}"
+                f"{tag!r}: expected a scalar (a single value), got an array of shape {array.shape}"
             )
         if array.dtype.kind not in "biuf":
-            raise TypeError(
-                f"{tag!r}: expected a real number, got an array of dtype {array.dtype}"
-            )
+            raise TypeError(f"{tag!r}: expected a real number, got an array of dtype {array.dtype}")
         return float(array.reshape(()))
     if hasattr(value, "__float__") and not isinstance(value, complex):
         try:
@@ -163,3 +168,18 @@ def to_walltime(walltime: Any, tag: str) -> float:
         # TensorBoard's default (Rust) loader stops reading a file at a NaN wall time.
         raise ValueError(f"{tag!r}: walltime must be finite, got {value}")
     return value
+
+
+def tagged(tag: str, compute: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Call ``compute``; re-raise its TypeError/ValueError with the tag in the message.
+
+    Errors that already name the tag pass unchanged; anything else (say a RuntimeError from a
+    broken ``__array__``) propagates as it is.
+    """
+    try:
+        return compute(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        if repr(tag) in str(exc):
+            raise
+        kind = TypeError if isinstance(exc, TypeError) else ValueError
+        raise kind(f"{tag!r}: {exc}") from exc

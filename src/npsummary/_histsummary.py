@@ -14,33 +14,38 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._convert import as_array
+from ._convert import as_array, tagged
 from ._summary import histogram_value, legacy_histogram_value
 
 if TYPE_CHECKING:
     from ._histogram import LegacyHistogram, NonFinite
 
 __all__ = [
+    "MAX_BUCKETS",
     "NONFINITE_POLICIES",
     "NonFiniteGuard",
     "NonFiniteWarning",
     "check_policy",
     "legacy_value",
     "raw_histogram_value",
-    "tagged",
     "tensorboardx_histogram",
     "tf1_histogram",
     "tf2_value",
 ]
 
 NONFINITE_POLICIES = ("warn", "raise", "ignore")
+#: Most buckets one histogram may have. TensorBoard redraws every histogram with 30 bins, and a
+#: bucket count of 1e9 would allocate tens of gigabytes; 100,000 buckets is a 2.4 MB value.
+MAX_BUCKETS = 100_000
 
-T = TypeVar("T")
+
+def _check_count(tag: str, name: str, count: Any) -> None:
+    if isinstance(count, (int, np.integer)) and not isinstance(count, bool) and count > MAX_BUCKETS:
+        raise ValueError(f"{tag!r}: {name}={count} is more than the {MAX_BUCKETS} buckets allowed")
 
 
 class NonFiniteWarning(RuntimeWarning):
@@ -53,16 +58,6 @@ def check_policy(nonfinite: Any, tag: str) -> str:
         text = text if len(text) <= 60 else text[:57] + "..."
         raise ValueError(f"{tag!r}: nonfinite must be one of {NONFINITE_POLICIES}, got {text}")
     return nonfinite
-
-
-def tagged(tag: str, compute: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Call ``compute``; re-raise its TypeError/ValueError with the tag in the message."""
-    try:
-        return compute(*args, **kwargs)
-    except TypeError as exc:
-        raise TypeError(f"{tag!r}: {exc}") from exc
-    except ValueError as exc:
-        raise ValueError(f"{tag!r}: {exc}") from exc
 
 
 class NonFiniteGuard:
@@ -103,6 +98,8 @@ def tensorboardx_histogram(tag: str, values: Any, bins: Any, max_bins: Any) -> L
     from ._histogram import binned_histogram
     from ._histogram import tf1_histogram as compute
 
+    _check_count(tag, "bins", bins)
+    _check_count(tag, "max_bins", max_bins)
     array = as_array(values, tag)
     if isinstance(bins, str) and bins == "tensorflow" and max_bins is None:
         return tagged(tag, compute, array)
@@ -128,6 +125,7 @@ def tf2_value(
     """TF2 ``[k, 3]`` histogram value of ``values``; ``buckets=None`` means 30."""
     from ._histogram import DEFAULT_BUCKET_COUNT, tf2_buckets
 
+    _check_count(tag, "buckets", buckets)
     if buckets is None:
         buckets = DEFAULT_BUCKET_COUNT
     elif isinstance(buckets, (int, np.integer)) and not isinstance(buckets, bool) and buckets < 0:

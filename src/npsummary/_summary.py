@@ -161,7 +161,7 @@ class ScalarEncoder:
         )
 
 
-def tensor_proto(array: np.ndarray) -> Any:
+def tensor_proto(array: np.ndarray, tag: str = "") -> Any:
     """Return a ``TensorProto`` holding ``array`` as TensorFlow serializes it."""
     from . import proto
 
@@ -179,7 +179,9 @@ def tensor_proto(array: np.ndarray) -> Any:
         return tensor
     dtype = _DTYPES.get(array.dtype.name)
     if dtype is None:
-        raise TypeError(f"cannot store an array of dtype {array.dtype} in a tensor summary")
+        raise TypeError(
+            f"{tag!r}: cannot store an array of dtype {array.dtype} in a tensor summary"
+        )
     tensor.dtype = dtype
     little_endian = array.dtype.newbyteorder("<")
     tensor.tensor_content = np.ascontiguousarray(array, dtype=little_endian).tobytes()

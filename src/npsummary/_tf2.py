@@ -20,6 +20,7 @@ Semantics mirror ``tensorflow/python/ops/summary_ops_v2.py``:
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import threading
@@ -165,12 +166,24 @@ def create_file_writer(
     if isinstance(logdir, EventSink) and not isinstance(logdir, (str, os.PathLike)):
         return SummaryFileWriter(logdir)
     suffix = ".v2" if filename_suffix is None else filename_suffix
+    if not isinstance(suffix, str):
+        raise TypeError(f"filename_suffix must be a str, got {type(suffix).__name__}")
     if not suffix.startswith("."):
         suffix = "." + suffix
-    flush_secs = DEFAULT_FLUSH_SECS if flush_millis is None else float(flush_millis) / 1000.0
-    if not flush_secs > 0:
-        raise ValueError(f"flush_millis must be positive, got {flush_millis!r}")
-    queue = DEFAULT_MAX_QUEUE if max_queue is None else int(max_queue)
+    try:
+        flush_secs = DEFAULT_FLUSH_SECS if flush_millis is None else float(flush_millis) / 1000.0
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"flush_millis must be a number, got {flush_millis!r}") from exc
+    if not 0 < flush_secs < math.inf:
+        raise ValueError(f"flush_millis must be positive and finite, got {flush_millis!r}")
+    if max_queue is None:
+        queue = DEFAULT_MAX_QUEUE
+    elif isinstance(max_queue, bool) or not isinstance(max_queue, (int, np.integer)):
+        raise TypeError(f"max_queue must be an int, got {max_queue!r}")
+    elif max_queue < 0:
+        raise ValueError(f"max_queue must be >= 0, got {max_queue}")
+    else:
+        queue = int(max_queue)
     path = os.fspath(logdir)
     sink = FileSink(path, suffix, flush_secs=flush_secs, max_queue=queue)
     return SummaryFileWriter(sink, path)
@@ -209,8 +222,12 @@ def _should_record() -> bool:
     return bool(condition)
 
 
-def _target(step: Any) -> tuple[EventWriter, int] | None:
-    """Return the live default writer and the step to write at, or None to skip."""
+def _target(step: Any, label: str) -> tuple[EventWriter, int] | None:
+    """Return the live default writer and the step to write at, or None to skip.
+
+    As in TF, nothing (not even the step) is looked at when there is no writer or recording is
+    off. ``label`` (the tag) names the summary in step errors.
+    """
     writer = _state.writer
     if writer is None or writer._writer is None or not _should_record():
         return None
@@ -219,7 +236,12 @@ def _target(step: Any) -> tuple[EventWriter, int] | None:
         if step is None:
             raise ValueError(NO_STEP_MESSAGE)
         return writer._writer, step
-    return writer._writer, to_step(step, "step")
+    return writer._writer, to_step(step, label)
+
+
+def _recording() -> bool:
+    writer = _state.writer
+    return writer is not None and writer._writer is not None and _should_record()
 
 
 def _record(name: Any, step: Any, build: Callable[[EventWriter, str], bytes]) -> bool:
@@ -228,22 +250,26 @@ def _record(name: Any, step: Any, build: Callable[[EventWriter, str], bytes]) ->
     ``build(writer, tag)`` runs only when something is recorded, so the data is not even
     looked at under ``record_if(False)`` or without a default writer.
     """
-    target = _target(step)
+    if not _recording():
+        return False
+    tag = _tag(name)
+    target = _target(step, tag)
     if target is None:
         return False
     writer, step = target
-    tag = _tag(name)
     writer.write_values([build(writer, tag)], step, time.time())
     return True
 
 
 def scalar(name: str, data: Any, step: Any = None, description: str | None = None) -> bool:
     """Write a scalar summary (``tf.summary.scalar``); returns whether it was written."""
-    target = _target(step)
+    if not _recording():
+        return False
+    tag = _tag(name)
+    target = _target(step, tag)
     if target is None:
         return False
     writer, step = target
-    tag = _tag(name)
     value = to_float32_range(to_float(data, tag))
     writer.write_scalar(tag, value, step, time.time(), description)
     return True
@@ -459,9 +485,9 @@ def write(
     ``SerializeToString``), its serialized bytes, or ``None``. ``tag`` is used verbatim: name
     scopes do not apply, as in TensorFlow.
     """
-    if step is not None:
-        step = to_step(step, "step")
     tag = check_tag(tag, "tag")
+    if step is not None:
+        step = to_step(step, tag)
     if metadata is None:
         serialized = b""
     elif hasattr(metadata, "SerializeToString"):
@@ -473,7 +499,7 @@ def write(
             f"{tag!r}: metadata must be a SummaryMetadata proto or bytes, "
             f"got {type(metadata).__name__}"
         )
-    target = _target(step)
+    target = _target(step, tag)
     if target is None:
         return False
     writer, step = target
@@ -482,7 +508,7 @@ def write(
     md = proto.SummaryMetadata.FromString(serialized)
     array = _as_tensor_array(tensor() if callable(tensor) else tensor, tag)
     value = proto.SummaryValue(tag=tag)
-    value.tensor.CopyFrom(tensor_proto(array))
+    value.tensor.CopyFrom(tensor_proto(array, tag))
     if serialized:  # TF writes no metadata field for empty metadata
         value.metadata.CopyFrom(md)
     writer.write_values([bytes(value.SerializeToString())], step, time.time())
@@ -496,9 +522,10 @@ def write_raw_pb(tensor: Any, step: Any = None, name: str | None = None) -> bool
     ``tensor`` is one serialized ``Summary`` (bytes, or a message with ``SerializeToString``)
     or a sequence/array of them; their values are concatenated into a single event.
     """
+    label = "write_raw_pb" if name is None else check_tag(name, "name")
     if step is not None:
-        step = to_step(step, "step")
-    target = _target(step)
+        step = to_step(step, label)
+    target = _target(step, label)
     if target is None:
         return False
     writer, step = target

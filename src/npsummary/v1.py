@@ -119,7 +119,7 @@ _v1 = _V1State()
 
 def clean_tag(name: str) -> str:
     """Replace characters outside ``[-/\\w.]`` with ``_`` and drop leading slashes (TF1)."""
-    return _INVALID_TAG_CHARACTERS.sub("_", name).lstrip("/")
+    return _INVALID_TAG_CHARACTERS.sub("_", check_tag(name, "name")).lstrip("/")
 
 
 def _unique_name(name: str) -> str:
@@ -321,7 +321,7 @@ def tensor_summary(
     if display_name is not None:
         md.display_name = display_name
     value = proto.SummaryValue(tag=tag)
-    value.tensor.CopyFrom(tensor_proto(_tf2._as_tensor_array(tensor, tag)))
+    value.tensor.CopyFrom(tensor_proto(_tf2._as_tensor_array(tensor, tag), tag))
     value.metadata.CopyFrom(md)
     value.metadata.SetInParent()  # present even when empty, as TF1's op writes it
     return _collect(_one_value(bytes(value.SerializeToString())), collections)
@@ -349,7 +349,9 @@ def merge(
     merged = proto.Summary()
     seen: set[str] = set()
     for i, item in enumerate(inputs):
-        summary = proto.Summary.FromString(_summary_bytes_of(item, f"merge input {i}"))
+        summary = _parse(
+            proto.Summary, _summary_bytes_of(item, f"merge input {i}"), f"merge input {i}"
+        )
         for value in summary.value:
             if value.tag in seen:
                 raise ValueError(f"Duplicate tag {value.tag} found in summary inputs")
@@ -392,6 +394,14 @@ def merge_all(
 
 
 # -- FileWriter ---------------------------------------------------------------------------------
+
+
+def _parse(cls: Any, data: bytes, what: str) -> Any:
+    """``cls.FromString(data)``, with protobuf's DecodeError turned into a ValueError."""
+    try:
+        return cls.FromString(data)
+    except Exception as exc:  # DecodeError; its class differs between protobuf backends
+        raise ValueError(f"{what} is not a serialized {cls.DESCRIPTOR.name}: {exc}") from exc
 
 
 def _serialized(message: Any, what: str) -> bytes:
@@ -497,7 +507,7 @@ class FileWriter:
         _v1.round += 1
         if summary is None:
             return
-        parsed = proto.Summary.FromString(_serialized(summary, "summary"))
+        parsed = _parse(proto.Summary, _serialized(summary, "summary"), "summary")
         for value in parsed.value:
             if value.tag in self._seen_tags:
                 value.ClearField("metadata")
@@ -508,17 +518,23 @@ class FileWriter:
         self._write(event, global_step)
 
     def add_event(self, event: Any) -> None:
-        """Write an ``Event`` proto as is."""
+        """Write an ``Event`` proto (or its serialized bytes) as is."""
+        from . import proto
+
+        data = _serialized(event, "event")
+        _parse(proto.Event, data, "event")  # never write a record TensorBoard cannot parse
         sink = self._get_sink()
         if sink is not None:
-            sink.write(_serialized(event, "event"))
+            sink.write(data)
 
     def add_session_log(self, session_log: Any, global_step: Any = None) -> None:
         """Write a ``SessionLog`` (e.g. ``SessionLog(status=SessionLog.START)``)."""
         from . import proto
 
         event = proto.Event()
-        event.session_log.ParseFromString(_serialized(session_log, "session_log"))
+        event.session_log.CopyFrom(
+            _parse(proto.SessionLog, _serialized(session_log, "session_log"), "session_log")
+        )
         self._write(event, global_step)
 
     def add_graph(self, graph: Any, global_step: Any = None, graph_def: Any = None) -> None:

@@ -29,6 +29,7 @@ from ._convert import (
     INT64_MIN,
     as_array,
     check_tag,
+    tagged,
     to_float,
     to_float32_range,
     to_step,
@@ -40,7 +41,6 @@ from ._histsummary import (
     check_policy,
     legacy_value,
     raw_histogram_value,
-    tagged,
     tensorboardx_histogram,
     tf2_value,
 )
@@ -50,11 +50,25 @@ from ._wire import encode_event
 __all__ = ["EventWriter", "SummaryWriter", "WriterHandle", "safe_run_name"]
 
 
+_MAX_RUN_NAME_BYTES = 200  # file systems allow 255 bytes per path component
+
+
 def safe_run_name(name: str) -> str:
-    """Turn a tag into one path component that cannot leave its parent directory."""
+    """Turn a tag into one path component that cannot leave its parent directory.
+
+    Separators and NUL become ``_``; ``.``/``..``/empty are replaced; a name longer than 200
+    UTF-8 bytes is shortened and given a hash of the full name, so it stays unique and valid.
+    """
     cleaned = name.replace("/", "_").replace("\\", "_").replace("\x00", "_")
     if cleaned in ("", ".", ".."):
         cleaned = cleaned.replace(".", "_") or "_"
+    encoded = cleaned.encode("utf-8")
+    if len(encoded) > _MAX_RUN_NAME_BYTES:
+        import hashlib
+
+        digest = hashlib.sha1(encoded).hexdigest()[:16]
+        head = encoded[: _MAX_RUN_NAME_BYTES - 17].decode("utf-8", errors="ignore")
+        cleaned = f"{head}~{digest}"
     return cleaned
 
 
@@ -100,6 +114,22 @@ def _fast_step(step: Any, tag: str) -> int:
 
 
 _HandleT = TypeVar("_HandleT", bound="WriterHandle")
+
+
+_MAX_PADDING = 1024
+
+
+def _check_grid_options(tag: str, ncols: Any, padding: Any) -> None:
+    """Grid options are validated up front: a huge padding would allocate a huge canvas."""
+    for name, value, low in (("ncols", ncols, 1), ("padding", padding, 0)):
+        if value is None and name == "ncols":
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{tag!r}: {name} must be an int, got {value!r}")
+        if value < low:
+            raise ValueError(f"{tag!r}: {name} must be >= {low}, got {value}")
+    if padding > _MAX_PADDING:
+        raise ValueError(f"{tag!r}: padding must be <= {_MAX_PADDING} pixels, got {padding}")
 
 
 class WriterHandle:
@@ -228,7 +258,7 @@ class SummaryWriter(WriterHandle):
         self._step = to_step(step, "set_step")
 
     def _resolve(self, tag: Any, global_step: Any, walltime: Any) -> tuple[str, int, float]:
-        tag = tag if type(tag) is str else check_tag(tag)
+        tag = tag if type(tag) is str and tag.isascii() else check_tag(tag)
         step = self._step if global_step is None else _fast_step(global_step, tag)
         wall = time.time() if walltime is None else to_walltime(walltime, tag)
         return tag, step, wall
@@ -442,9 +472,9 @@ class SummaryWriter(WriterHandle):
         images = img_tensor
         if isinstance(images, (list, tuple)):
             images = [as_array(image, tag) for image in images]
-        nhwc = to_nhwc(
-            images if isinstance(images, list) else as_array(images, tag), dataformats, tag=tag
-        )
+        _check_grid_options(tag, ncols, padding)
+        batch = images if isinstance(images, list) else as_array(images, tag)
+        nhwc = tagged(tag, lambda: to_nhwc(batch, dataformats, tag=tag))
         if nhwc.shape[0] == 0:
             raise ValueError(f"{tag!r}: add_images got an empty batch, shape {nhwc.shape}")
         grid = make_grid(nhwc, ncols=ncols, padding=padding)
@@ -466,6 +496,12 @@ class SummaryWriter(WriterHandle):
         figures = list(figure) if isinstance(figure, (list, tuple)) else [figure]
         if not figures:
             raise ValueError(f"{tag!r}: add_figure got an empty list of figures")
+        for f in figures:
+            if not hasattr(f, "canvas") or not hasattr(f, "savefig"):
+                raise TypeError(
+                    f"{tag!r}: add_figure expects a matplotlib Figure (or a list of them), "
+                    f"got {type(f).__name__}"
+                )
         rendered = [figure_to_hwc(f) for f in figures]
         if close:
             import matplotlib.pyplot as plt
@@ -505,6 +541,7 @@ class SummaryWriter(WriterHandle):
         from ._image import kernel_grid
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
+        _check_grid_options(tag, ncols, padding)
         grid = kernel_grid(
             as_array(weights, tag),
             layout,
@@ -534,6 +571,9 @@ class SummaryWriter(WriterHandle):
         from ._image import feature_map_grid
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
+        _check_grid_options(tag, ncols, padding)
+        if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)):
+            raise TypeError(f"{tag!r}: sample must be an int, got {sample!r}")
         grid = feature_map_grid(
             as_array(activations, tag),
             dataformats,
