@@ -189,6 +189,7 @@ class _FileState:
         self.max_pending_bytes = max_pending_bytes
         self.lock = threading.Lock()  # guards the pending list and the error fields
         self.io_lock = threading.Lock()  # serializes writes to the descriptor
+        self.children_lock = threading.Lock()  # serializes creating sub-run sinks
         self.pending: list[bytes] = []
         self.pending_bytes = 0
         self.wake_sent = False
@@ -348,6 +349,7 @@ class _FileState:
     def reset_after_fork(self) -> None:
         self.lock = threading.Lock()
         self.io_lock = threading.Lock()
+        self.children_lock = threading.Lock()
         self.pending = []
         self.pending_bytes = 0
         self.wake_sent = False
@@ -414,6 +416,9 @@ class _Flusher:
             state.drain(fsync=False)
 
     def reset_after_fork(self) -> None:
+        # Locks another thread held at fork() stay held forever in the child: replace them all.
+        global _counter_lock
+        _counter_lock = threading.Lock()
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._thread = None
@@ -466,7 +471,6 @@ class FileSink:
         _FLUSHER.register(self._state)
         self._finalizer = weakref.finalize(self, self._state.close)
         self._children: dict[str, FileSink] = {}
-        self._children_lock = threading.Lock()
 
     @property
     def path(self) -> str:
@@ -565,7 +569,7 @@ class FileSink:
         check_run_name(name)
         # Locked: two threads logging a new sub-run at once must share one file, or records of
         # the loser would miss flush() and close().
-        with self._children_lock:
+        with self._state.children_lock:
             sink = self._children.get(name)
             if sink is not None:
                 return sink
