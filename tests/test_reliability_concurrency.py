@@ -163,12 +163,16 @@ def test_processes_write_their_own_files(tmp_path: Path, method: str, close: boo
     logdir = tmp_path / "run"
     n, procs = 300, 3
     ctx = multiprocessing.get_context(method)
-    with ctx.Pool(procs) as pool:
-        pids = pool.starmap(mp_worker, [(str(logdir), n, close)] * procs, chunksize=1)
-        pool.close()
-        pool.join()
-    if len(set(pids)) < procs:  # a pool may reuse a worker; run the rest in fresh processes
-        pids = list(set(pids))
+    workers = [ctx.Process(target=mp_worker, args=(str(logdir), n, close)) for _ in range(procs)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+        if worker.is_alive():  # pragma: no cover - the failure under test
+            worker.kill()
+            raise AssertionError(f"{method} worker hung")
+    assert [w.exitcode for w in workers] == [0] * procs
+    pids = [w.pid for w in workers]
     runs = _files_by_run(logdir)
     assert len(runs["."]) == len(pids)
     for pid in pids:
@@ -260,3 +264,43 @@ def test_fork_while_logging_no_hang_no_duplicates(tmp_path: Path) -> None:
     (parent_sub,) = (p for p in runs["m_c"] if f".{parent_pid}." in os.path.basename(p))
     assert _records(parent_sub) == [("m", 0, -1.0)]
     report("concurrency.fork", forks=len(children), events_checked=checked)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.parametrize("lock", ["sub-run creation", "file naming"])
+def test_fork_while_another_thread_holds_a_creation_lock(tmp_path: Path, lock: str) -> None:
+    # Another thread is creating a sub-run or an event file at the moment of fork(): the child
+    # inherits that lock held by a thread that does not exist in it, and must not deadlock.
+    writer = SummaryWriter(tmp_path / "run")
+    held = {
+        "sub-run creation": writer.sink._state.children_lock,  # type: ignore[attr-defined]
+        "file naming": _events._counter_lock,
+    }[lock]
+    taken, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with held:
+            taken.set()
+            release.wait(60)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert taken.wait(30)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            code = 1
+            try:
+                writer.add_scalars("m", {"new": 1.0}, 0)
+                SummaryWriter(tmp_path / "other").close()
+                writer.close()
+                code = 0
+            finally:
+                os._exit(code)
+        code = _wait_child(pid, 20)
+    finally:
+        release.set()
+        thread.join(timeout=30)
+    writer.close()
+    assert code == 0
+    assert len(event_files(str(tmp_path / "other"))) == 1
