@@ -43,7 +43,12 @@ def string_array(data: Any, tag: str) -> np.ndarray:
         array = np.empty((), dtype=object)
         array[()] = data
     else:
-        array = np.asarray(data, dtype=object) if not isinstance(data, np.ndarray) else data
+        try:
+            array = data if isinstance(data, np.ndarray) else np.asarray(data, dtype=object)
+        except Exception as exc:  # a broken __array__ can raise anything
+            raise TypeError(
+                f"{tag!r}: cannot convert {type(data).__name__} to an array of strings: {exc}"
+            ) from exc
         if array.dtype.kind not in "SUO":
             raise TypeError(
                 f"{tag!r}: text data must be str, bytes or an array of them, "

@@ -251,6 +251,8 @@ def image(
     if max_outputs < 1:
         raise ValueError(f"{tag!r}: max_outputs must be at least 1, got {max_outputs}")
     k, height, width, channels = array.shape
+    if height < 1 or width < 1:
+        raise ValueError(f"{tag!r}: images must be at least 1x1 pixels, got shape {array.shape}")
     values = []
     for i in range(min(int(max_outputs), k)):
         pixels = array[i] if array.dtype == np.uint8 else tf1_normalize_image(array[i])

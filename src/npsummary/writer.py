@@ -119,10 +119,12 @@ _HandleT = TypeVar("_HandleT", bound="WriterHandle")
 _MAX_PADDING = 1024
 
 
-def _check_grid_options(tag: str, ncols: Any, padding: Any) -> None:
+def _check_grid_options(
+    tag: str, ncols: Any, padding: Any, *, ncols_optional: bool = True
+) -> None:
     """Grid options are validated up front: a huge padding would allocate a huge canvas."""
     for name, value, low in (("ncols", ncols, 1), ("padding", padding, 0)):
-        if value is None and name == "ncols":
+        if value is None and name == "ncols" and ncols_optional:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"{tag!r}: {name} must be an int, got {value!r}")
@@ -472,7 +474,7 @@ class SummaryWriter(WriterHandle):
         images = img_tensor
         if isinstance(images, (list, tuple)):
             images = [as_array(image, tag) for image in images]
-        _check_grid_options(tag, ncols, padding)
+        _check_grid_options(tag, ncols, padding, ncols_optional=False)
         batch = images if isinstance(images, list) else as_array(images, tag)
         nhwc = tagged(tag, lambda: to_nhwc(batch, dataformats, tag=tag))
         if nhwc.shape[0] == 0:
