@@ -172,26 +172,7 @@ NOT_DATA = {
 # is fixed, that test XPASSes and fails, and both it and the entry here must go.
 # Predicates get (family, target name, tag, value, exception or None, what was violated).
 KNOWN_ISSUES: dict[str, Callable[[str, str, Any, Any, Any, str], bool]] = {
-    "array conversion: a failing __array__ or a ragged list escapes raw (RuntimeError, no tag)": (
-        lambda fam, name, tag, value, exc, what: (
-            isinstance(value, (_LyingArray, list))
-            and isinstance(exc, (RuntimeError, ValueError, TypeError))
-            and what in ("tag not named", "exception type")
-        )
-    ),
-    "add_images: ncols=None reaches make_grid, whose error does not name the tag": (
-        lambda fam, name, tag, value, exc, what: (
-            name == "add_images(ncols)" and value is None and what == "tag not named"
-        )
-    ),
-    "image/audio: empty images or clips fail inside the PNG/WAV encoder, no tag": (
-        lambda fam, name, tag, value, exc, what: (
-            what == "tag not named"
-            and name in ("image", "audio", "add_audio")
-            and getattr(value, "size", 1) == 0
-            and ("PNG" in str(exc) or "channel" in str(exc))
-        )
-    ),
+    # None open: the last three were fixed in 3b3c45b (see the test_fixed_* tests).
 }
 
 
@@ -696,8 +677,7 @@ def test_fixed_audio_sample_rate_error_names_the_tag() -> None:
         SummaryWriter(MemorySink()).add_audio("my_tag", _CLIP, 0, sample_rate=1 << 40)
 
 
-@_issue("array conversion: a failing __array__ or a ragged list escapes raw (RuntimeError, no tag)")
-def test_issue_failing_array_conversion_is_a_type_error() -> None:
+def test_fixed_failing_array_conversion_is_a_type_error() -> None:
     with _tf2_writer().as_default(step=0), pytest.raises(TypeError, match="my_tag"):
         npsummary.text("my_tag", _LyingArray(RuntimeError("boom")))
 
@@ -733,8 +713,7 @@ def test_fixed_unsupported_dtype_error_names_the_tag() -> None:
         npsummary.write("my_tag", np.array([0], dtype="M8[s]"))
 
 
-@_issue("image/audio: empty images or clips fail inside the PNG/WAV encoder, no tag")
-def test_issue_empty_image_error_names_the_tag() -> None:
+def test_fixed_empty_image_error_names_the_tag() -> None:
     with pytest.raises(ValueError, match="my_tag"):
         v1.image("my_tag", np.zeros((1, 0, 0, 1), np.uint8))
 
@@ -744,8 +723,7 @@ def test_fixed_make_grid_errors_name_the_tag() -> None:
         SummaryWriter(MemorySink()).add_images("my_tag", _NCHW, 0, ncols=0)
 
 
-@_issue("add_images: ncols=None reaches make_grid, whose error does not name the tag")
-def test_issue_add_images_ncols_none_names_the_tag() -> None:
+def test_fixed_add_images_ncols_none_names_the_tag() -> None:
     with pytest.raises((TypeError, ValueError), match="my_tag"):
         SummaryWriter(MemorySink()).add_images("my_tag", _NCHW, 0, ncols=None)  # type: ignore[arg-type]
 
