@@ -376,6 +376,22 @@ class _Stats:
         return self._seq_sq if self.exact_sum else self._sq.value
 
 
+def _legacy(
+    st: _Stats, mn: float, mx: float, limits: F64Array, bucket: F64Array
+) -> LegacyHistogram:
+    """A LegacyHistogram of the statistics ``st`` with extremes ``mn``/``mx`` and these buckets."""
+    return LegacyHistogram(
+        min=mn,
+        max=mx,
+        num=float(st.n),
+        sum=st.sum,
+        sum_squares=st.sum_squares,
+        bucket_limit=limits,
+        bucket=bucket,
+        nonfinite=st.nonfinite,
+    )
+
+
 def _flush_subnormals(a: F64Array) -> None:
     a[np.abs(a) < sys.float_info.min] = 0.0
 
@@ -583,16 +599,7 @@ def tf1_histogram(values: ArrayLike, *, exact_sum: bool = False) -> LegacyHistog
         return _empty_legacy(st.nonfinite)
     mn, mx = _fix_zero_signs(src, st.mn, st.mx)
     limits, bucket = _encode_tf1(counts)
-    return LegacyHistogram(
-        min=mn,
-        max=mx,
-        num=float(st.n),
-        sum=st.sum,
-        sum_squares=st.sum_squares,
-        bucket_limit=limits,
-        bucket=bucket,
-        nonfinite=st.nonfinite,
-    )
+    return _legacy(st, mn, mx, limits, bucket)
 
 
 def variable_stats(values: ArrayLike, *, exact_sum: bool = False) -> VariableStats:
@@ -1080,16 +1087,7 @@ def binned_histogram(
             counter.add(c)
         counts = counter.acc
     bucket_limit, bucket = _trim_tbx(counts, limits)
-    return LegacyHistogram(
-        min=mn,
-        max=mx,
-        num=float(st.n),
-        sum=st.sum,
-        sum_squares=st.sum_squares,
-        bucket_limit=bucket_limit,
-        bucket=bucket,
-        nonfinite=st.nonfinite,
-    )
+    return _legacy(st, mn, mx, bucket_limit, bucket)
 
 
 def _parse_bins(bins: object) -> int | str | F64Array:
@@ -1141,16 +1139,7 @@ def _tf1_grouped(values: ArrayLike, max_bins: int) -> LegacyHistogram:
     # right edge of each group = limit of its last bucket (TF1 limits are right edges)
     right = TF1_BUCKET_LIMITS[np.minimum(np.arange(s - 1, s * c.size, s), _N_TF1 - 1)]
     limits, bucket = _encode_tf1_generic(c.astype(np.float64), right)
-    return LegacyHistogram(
-        min=mn,
-        max=mx,
-        num=float(st.n),
-        sum=st.sum,
-        sum_squares=st.sum_squares,
-        bucket_limit=limits,
-        bucket=bucket,
-        nonfinite=st.nonfinite,
-    )
+    return _legacy(st, mn, mx, limits, bucket)
 
 
 def _encode_tf1_generic(counts: F64Array, right: F64Array) -> tuple[F64Array, F64Array]:

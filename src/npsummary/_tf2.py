@@ -250,26 +250,31 @@ def _record(name: Any, step: Any, build: Callable[[EventWriter, str], bytes]) ->
     ``build(writer, tag)`` runs only when something is recorded, so the data is not even
     looked at under ``record_if(False)`` or without a default writer.
     """
-    if not _recording():
+    begun = _begin(name, step)
+    if begun is None:
         return False
-    tag = _tag(name)
-    target = _target(step, tag)
-    if target is None:
-        return False
-    writer, step = target
+    writer, step, tag = begun
     writer.write_values([build(writer, tag)], step, time.time())
     return True
 
 
-def scalar(name: str, data: Any, step: Any = None, description: str | None = None) -> bool:
-    """Write a scalar summary (``tf.summary.scalar``); returns whether it was written."""
+def _begin(name: Any, step: Any) -> tuple[EventWriter, int, str] | None:
+    """Writer, step and tag of a summary about to be written, or None when nothing records."""
     if not _recording():
-        return False
+        return None
     tag = _tag(name)
     target = _target(step, tag)
     if target is None:
+        return None
+    return target[0], target[1], tag
+
+
+def scalar(name: str, data: Any, step: Any = None, description: str | None = None) -> bool:
+    """Write a scalar summary (``tf.summary.scalar``); returns whether it was written."""
+    begun = _begin(name, step)
+    if begun is None:
         return False
-    writer, step = target
+    writer, step, tag = begun
     value = to_float32_range(to_float(data, tag))
     writer.write_scalar(tag, value, step, time.time(), description)
     return True

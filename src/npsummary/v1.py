@@ -51,7 +51,6 @@ import threading
 import time
 import warnings
 from collections.abc import Iterable
-from types import TracebackType
 from typing import Any
 
 import numpy as np
@@ -66,6 +65,7 @@ from ._audio import (
 from ._convert import as_array, check_tag, to_float, to_float32_range, to_step
 from ._events import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
 from ._summary import tensor_proto
+from .writer import ClosingContext
 
 __all__ = [
     "Event",  # noqa: F822 (lazy, see __getattr__)
@@ -414,7 +414,7 @@ def _serialized(message: Any, what: str) -> bytes:
     raise TypeError(f"{what} must be a protobuf message or bytes, got {type(message).__name__}")
 
 
-class FileWriter:
+class FileWriter(ClosingContext):
     """``tf.compat.v1.summary.FileWriter``: writes ``Summary`` protos and events to a new event
     file in ``logdir``.
 
@@ -587,14 +587,3 @@ class FileWriter:
             self._closed = False
             self._warned = False
             self._seen_tags = set()
-
-    def __enter__(self) -> FileWriter:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

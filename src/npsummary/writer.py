@@ -47,7 +47,7 @@ from ._histsummary import (
 from ._summary import ScalarEncoder, summary_bytes
 from ._wire import encode_event
 
-__all__ = ["EventWriter", "SummaryWriter", "WriterHandle", "safe_run_name"]
+__all__ = ["ClosingContext", "EventWriter", "SummaryWriter", "WriterHandle", "safe_run_name"]
 
 
 _MAX_RUN_NAME_BYTES = 200  # file systems allow 255 bytes per path component
@@ -113,15 +113,13 @@ def _fast_step(step: Any, tag: str) -> int:
     return to_step(step, tag)
 
 
-_HandleT = TypeVar("_HandleT", bound="WriterHandle")
+_HandleT = TypeVar("_HandleT", bound="ClosingContext")
 
 
 _MAX_PADDING = 1024
 
 
-def _check_grid_options(
-    tag: str, ncols: Any, padding: Any, *, ncols_optional: bool = True
-) -> None:
+def _check_grid_options(tag: str, ncols: Any, padding: Any, *, ncols_optional: bool = True) -> None:
     """Grid options are validated up front: a huge padding would allocate a huge canvas."""
     for name, value, low in (("ncols", ncols, 1), ("padding", padding, 0)):
         if value is None and name == "ncols" and ncols_optional:
@@ -134,7 +132,25 @@ def _check_grid_options(
         raise ValueError(f"{tag!r}: padding must be <= {_MAX_PADDING} pixels, got {padding}")
 
 
-class WriterHandle:
+class ClosingContext:
+    """``with obj:`` closes ``obj`` on exit."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _HandleT) -> _HandleT:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class WriterHandle(ClosingContext):
     """Owner of an :class:`EventWriter` that can be flushed and closed, and used in ``with``."""
 
     _writer: EventWriter | None
@@ -149,17 +165,6 @@ class WriterHandle:
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.sink.close()
-
-    def __enter__(self: _HandleT) -> _HandleT:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class SummaryWriter(WriterHandle):
