@@ -709,17 +709,23 @@ def variable_stats(values: ArrayLike, *, exact_sum: bool = False) -> VariableSta
 # TF2 equal-width buckets
 
 
-def _check_bucket_count(bucket_count: object) -> int:
-    if isinstance(bucket_count, (bool, np.bool_)):
-        raise TypeError(f"bucket_count must be an int, got bool {bucket_count!r}")
+def _check_int(value: object, name: str, minimum: int, expected: str = "an int") -> int:
+    """``value`` as an int >= ``minimum``; bools and non-integers raise TypeError."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be {expected}, got bool {value!r}")
     try:
-        k = operator.index(bucket_count)  # type: ignore[arg-type]
+        number = operator.index(value)  # type: ignore[arg-type]
     except TypeError:
         raise TypeError(
-            f"bucket_count must be an int, got {type(bucket_count).__name__} {bucket_count!r}"
+            f"{name} must be {expected}, got {type(value).__name__} {value!r}"
         ) from None
-    if k < 0:
-        raise ValueError(f"bucket_count must be >= 0, got {k}")
+    if number < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {number}")
+    return number
+
+
+def _check_bucket_count(bucket_count: object) -> int:
+    k = _check_int(bucket_count, "bucket_count", 0)
     if k > _INT32_MAX - 1:
         raise ValueError(f"bucket_count must fit in int32 (TF requires it), got {k}")
     return k
@@ -1062,17 +1068,7 @@ def _group_counts(counts: IntArray, limits: F64Array, s: int) -> tuple[IntArray,
 def _check_max_bins(max_bins: object) -> int | None:
     if max_bins is None:
         return None
-    if isinstance(max_bins, (bool, np.bool_)):
-        raise TypeError(f"max_bins must be an int or None, got bool {max_bins!r}")
-    try:
-        m = operator.index(max_bins)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(
-            f"max_bins must be an int or None, got {type(max_bins).__name__} {max_bins!r}"
-        ) from None
-    if m < 1:
-        raise ValueError(f"max_bins must be >= 1, got {m}")
-    return m
+    return _check_int(max_bins, "max_bins", 1, "an int or None")
 
 
 def binned_histogram(

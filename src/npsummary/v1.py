@@ -200,7 +200,7 @@ def histogram(
     """``tf.compat.v1.summary.histogram``: a legacy ``HistogramProto`` with TF1's buckets
     (NaN or infinite values raise ``ValueError``, as the TF1 op fails)."""
     from ._histogram import tf1_histogram
-    from ._summary import legacy_histogram_value
+    from ._histsummary import legacy_value
 
     tag = _summary_tag(name, family)
     array = as_array(values, tag)
@@ -211,17 +211,7 @@ def histogram(
         raise ValueError(f"Nan in summary histogram for: {tag}")
     if h.nonfinite.total:
         raise ValueError(f"Infinity in summary histogram for: {tag}")
-    value = legacy_histogram_value(
-        tag,
-        min=h.min,
-        max=h.max,
-        num=h.num,
-        sum=h.sum,
-        sum_squares=h.sum_squares,
-        bucket_limit=h.bucket_limit,
-        bucket=h.bucket,
-    )
-    return _collect(_one_value(value), collections)
+    return _collect(_one_value(legacy_value(tag, h)), collections)
 
 
 def image(
