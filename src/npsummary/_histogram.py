@@ -686,16 +686,7 @@ def variable_stats(values: ArrayLike, *, exact_sum: bool = False) -> VariableSta
         )
     mn, mx = _fix_zero_signs(src, st.mn, st.mx)
     limits, bucket = _encode_tf1(counts)
-    hist = LegacyHistogram(
-        min=mn,
-        max=mx,
-        num=float(st.n),
-        sum=st.sum,
-        sum_squares=st.sum_squares,
-        bucket_limit=limits,
-        bucket=bucket,
-        nonfinite=st.nonfinite,
-    )
+    hist = _legacy(st, mn, mx, limits, bucket)
     return VariableStats(
         mean=st.mean,
         stddev=math.sqrt(max(st.m2, 0.0) / st.n),
