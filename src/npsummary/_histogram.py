@@ -979,7 +979,10 @@ class _EdgeCounter:
         if self.uniform:
             self.first = float(edges[0])
             span = float(edges[-1]) - float(edges[0])
-            self.scale = self.nb / span if math.isfinite(span) and span > 0 else 0.0
+            scale = self.nb / span if math.isfinite(span) and span > 0 else 0.0
+            # A subnormal span overflows the scale to inf (0 * inf = NaN): use the exact
+            # searchsorted path instead.
+            self.scale = scale if math.isfinite(scale) else 0.0
 
     def add(self, c: np.ndarray) -> None:
         x = c.astype(np.float64, copy=False)
