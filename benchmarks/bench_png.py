@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 from PIL import Image
 
-from npsummary._png import encode_png
+from npsummary._format.png import encode_png
 
 
 def noise_image(n: int) -> np.ndarray:

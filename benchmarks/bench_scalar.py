@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 
 import npsummary
-from npsummary._record import iter_records
+from npsummary._format.record import iter_records
 from npsummary.proto import Event
 
 

@@ -6,7 +6,7 @@
 * :func:`crash_plan` / :data:`CRASH_KINDS`: the deterministic schedule a crash child follows, so
   the parent can replay it and know exactly which record each file must hold.
 * :class:`FaultyOS`: fault injection for files under one directory (ENOSPC after a byte budget,
-  errors on open/mkdir), by patching the ``os`` functions that ``npsummary._events`` calls.
+  errors on open/mkdir), by patching the ``os`` functions that ``npsummary._sink`` calls.
 * :func:`event_records` / :func:`check_event_file`: read a file with our reader and TensorBoard's.
 * :func:`report`: figures for RELIABILITY.md, appended as JSON lines to the file named by
   ``NPSUMMARY_RELIABILITY_REPORT`` (and printed, visible with ``pytest -s``).
@@ -64,7 +64,7 @@ def check_event_file(path: str) -> FileCheck:
     from tensorboard.backend.event_processing import event_file_loader
     from tensorboard.compat.proto import event_pb2
 
-    from npsummary._record import CorruptRecordError, TruncatedRecordError, iter_records
+    from npsummary._format.record import CorruptRecordError, TruncatedRecordError, iter_records
 
     with open(path, "rb") as f:
         data = f.read()

@@ -591,7 +591,7 @@ def test_imports_stay_light() -> None:
     src = Path(__file__).resolve().parents[1] / "src" / "npsummary"
     code = (
         f"import importlib.util, sys\nsrc = {str(src)!r}\n"
-        "for name in ('_png', '_image'):\n"
+        "for name in ('_format/png', '_image'):\n"
         "    spec = importlib.util.spec_from_file_location(name, f'{src}/{name}.py')\n"
         "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
         "heavy = {'matplotlib', 'PIL', 'torch', 'tensorflow', 'jax'} & set(sys.modules)\n"

@@ -8,7 +8,7 @@ import pytest
 
 import npsummary
 from npsummary import v1
-from npsummary._wav import encode_wav
+from npsummary._format.wav import encode_wav
 from tbserver import LOADERS, tensorboard
 
 pytestmark = pytest.mark.live

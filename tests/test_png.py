@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from npsummary import _png
-from npsummary._png import encode_png
+from npsummary._format import png as _png
+from npsummary._format.png import encode_png
 
 MODES = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}
 COLOR_TYPES = {0: 1, 4: 2, 2: 3, 6: 4}

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npsummary import _record
-from npsummary._record import (
+from npsummary._format import record as _record
+from npsummary._format.record import (
     MAX_RECORD_LENGTH,
     CorruptRecordError,
     RecordError,

@@ -26,7 +26,8 @@ from typing import Any
 import pytest
 
 from _reliability_child import HEAVY, check_event_file, event_files, mp_worker, report
-from npsummary import SummaryWriter, _events
+from npsummary import SummaryWriter
+from npsummary import _sink as _events
 
 THREADS = 8
 EVENTS = 4000 if HEAVY else 1500

@@ -232,7 +232,7 @@ def test_checks_catch_what_they_must(tmp_path: Path) -> None:
     """The verification above is not vacuous: it rejects a corrupt or mid-file torn record, a
     record missing although flushed, and a duplicated one; it accepts one torn tail."""
     from npsummary import SummaryWriter
-    from npsummary._record import frame_record
+    from npsummary._format.record import frame_record
 
     seed = 7
     logdir = tmp_path / "run"

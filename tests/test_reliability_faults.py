@@ -32,8 +32,9 @@ import pytest
 
 from _reliability_child import CHILD, FaultyOS, check_event_file, event_files, report
 from conftest import wait_for
-from npsummary import EventWriteError, FileSink, SummaryWriter, _events
-from npsummary._wire import encode_event
+from npsummary import EventWriteError, FileSink, SummaryWriter
+from npsummary import _sink as _events
+from npsummary._format.wire import encode_event
 
 
 def _state(writer: SummaryWriter) -> Any:

@@ -1,4 +1,4 @@
-"""Reader fuzzing: ``npsummary._record.iter_records`` and ``read_records`` on hostile bytes.
+"""Reader fuzzing: ``npsummary._format.record.iter_records`` and ``read_records`` on hostile bytes.
 
 Inputs: random bytes; valid event files truncated anywhere; one or several bit flips; a range
 overwritten with random bytes; headers whose length CRC is valid but whose length is absurd.
@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 
 from _reliability_child import HEAVY, report
 from npsummary import MemorySink, SummaryWriter
-from npsummary._record import (
+from npsummary._format.record import (
     CorruptRecordError,
     RecordError,
     TruncatedRecordError,

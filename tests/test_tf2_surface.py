@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import npsummary
 from npsummary import MemorySink, experimental
 from npsummary import proto as P
-from npsummary._wav import encode_wav, float_to_int16
+from npsummary._format.wav import encode_wav, float_to_int16
 
 # tf.audio.encode_wav output from TensorFlow 2.21 (tests/conformance/gen_golden.py probes).
 TF_WAV_EDGE_INPUT = np.array(

@@ -12,7 +12,7 @@ import npsummary
 from conftest import event_files, read_events
 from npsummary import MemorySink, v1
 from npsummary import proto as P
-from npsummary._wav import encode_wav
+from npsummary._format.wav import encode_wav
 
 
 @pytest.fixture(autouse=True)

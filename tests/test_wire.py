@@ -15,9 +15,9 @@ import npsummary
 from npsummary import MemorySink, SummaryWriter, proto
 from npsummary import _tf2 as tf2
 from npsummary._convert import INT64_MAX, INT64_MIN
-from npsummary._record import frame_record
+from npsummary._format.record import frame_record
 from npsummary._summary import ScalarEncoder, scalar_value, summary_bytes
-from npsummary._wire import (
+from npsummary._format.wire import (
     encode_event,
     encode_file_version_event,
     encode_length_delimited,

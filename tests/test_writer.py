@@ -25,7 +25,8 @@ from conftest import (
     read_scalars,
     scalar_values,
 )
-from npsummary import FileSink, MemorySink, SummaryWriter, _events, proto
+from npsummary import FileSink, MemorySink, SummaryWriter, proto
+from npsummary import _sink as _events
 
 # --- value kinds ----------------------------------------------------------------------------
 

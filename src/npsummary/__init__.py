@@ -21,7 +21,7 @@ Importing npsummary imports numpy and protobuf only.
 from __future__ import annotations
 
 from . import experimental
-from ._events import EventSink, EventWriteError, FileSink, MemorySink
+from ._sink import EventSink, EventWriteError, FileSink, MemorySink
 from ._histsummary import NonFiniteWarning
 from ._tf2 import (
     NoopSummaryWriter,

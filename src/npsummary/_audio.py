@@ -21,7 +21,7 @@ import numpy as np
 
 from ._convert import as_array, tagged
 from ._summary import PLUGIN_AUDIO, PLUGIN_TEXT, metadata, tensor_value
-from ._wav import encode_wav
+from ._format.wav import encode_wav
 
 __all__ = [
     "AUDIO_CONTENT_WAV",

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ._wire import (
+from ._format.wire import (
     encode_length_delimited,
     encode_metadata,
     encode_varint,

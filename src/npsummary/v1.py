@@ -63,7 +63,7 @@ from ._audio import (
     text_value,
 )
 from ._convert import as_array, check_tag, to_float, to_float32_range, to_step
-from ._events import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
+from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
 from ._summary import tensor_proto
 from .writer import ClosingContext
 
@@ -225,7 +225,7 @@ def image(
     (c = 1, 3 or 4). uint8 is stored as is; floats are normalised per image as TF1 does."""
     from . import proto
     from ._image import tf1_normalize_image
-    from ._png import encode_png
+    from ._format.png import encode_png
 
     tag = _summary_tag(name, family)
     array = as_array(tensor, tag)

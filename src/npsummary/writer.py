@@ -35,7 +35,7 @@ from ._convert import (
     to_step,
     to_walltime,
 )
-from ._events import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink, hostname
+from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink, hostname
 from ._histsummary import (
     NonFiniteGuard,
     check_policy,
@@ -45,7 +45,7 @@ from ._histsummary import (
     tf2_value,
 )
 from ._summary import ScalarEncoder, summary_bytes
-from ._wire import encode_event
+from ._format.wire import encode_event
 
 __all__ = ["ClosingContext", "EventWriter", "SummaryWriter", "WriterHandle", "safe_run_name"]
 

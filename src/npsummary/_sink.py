@@ -45,8 +45,8 @@ import time
 import weakref
 from typing import Protocol, runtime_checkable
 
-from ._record import frame_record
-from ._wire import encode_file_version_event
+from ._format.record import frame_record
+from ._format.wire import encode_file_version_event
 
 __all__ = [
     "DEFAULT_FLUSH_SECS",
