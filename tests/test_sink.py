@@ -22,8 +22,8 @@ from conftest import event_files, only_event_file, raw_records, read_events, wai
 from npsummary import EventSink, EventWriteError, FileSink, MemorySink, SummaryWriter
 from npsummary import _sink as _events
 from npsummary._format.record import frame_record, iter_records
-from npsummary._summary import scalar_value, summary_bytes
 from npsummary._format.wire import encode_event
+from npsummary._summary import scalar_value, summary_bytes
 
 NAME = re.compile(
     r"events\.out\.tfevents\.(?P<secs>\d{10})\.(?P<host>.+)\.(?P<pid>\d+)\.(?P<n>\d+)(?P<sfx>.*)"

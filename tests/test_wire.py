@@ -16,7 +16,6 @@ from npsummary import MemorySink, SummaryWriter, proto
 from npsummary import _tf2 as tf2
 from npsummary._convert import INT64_MAX, INT64_MIN
 from npsummary._format.record import frame_record
-from npsummary._summary import ScalarEncoder, scalar_value, summary_bytes
 from npsummary._format.wire import (
     encode_event,
     encode_file_version_event,
@@ -24,6 +23,7 @@ from npsummary._format.wire import (
     encode_varint,
     scalar_value_prefix,
 )
+from npsummary._summary import ScalarEncoder, scalar_value, summary_bytes
 
 # FORMAT.md §3: tf.summary.scalar("loss", 0.5, step=3) as TF 2.21 writes it (46-byte payload).
 TF2_SCALAR_EVENT = bytes.fromhex(

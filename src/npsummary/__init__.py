@@ -21,8 +21,8 @@ Importing npsummary imports numpy and protobuf only.
 from __future__ import annotations
 
 from . import experimental
-from ._sink import EventSink, EventWriteError, FileSink, MemorySink
 from ._histsummary import NonFiniteWarning
+from ._sink import EventSink, EventWriteError, FileSink, MemorySink
 from ._tf2 import (
     NoopSummaryWriter,
     SummaryFileWriter,

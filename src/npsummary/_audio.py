@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from ._convert import as_array, tagged
-from ._summary import PLUGIN_AUDIO, PLUGIN_TEXT, metadata, tensor_value
 from ._format.wav import encode_wav
+from ._summary import PLUGIN_AUDIO, PLUGIN_TEXT, metadata, tensor_value
 
 __all__ = [
     "AUDIO_CONTENT_WAV",

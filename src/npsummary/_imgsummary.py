@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from ._convert import as_array
-from ._image import tf2_convert_image_dtype, to_uint8
 from ._format.png import encode_png
+from ._image import tf2_convert_image_dtype, to_uint8
 from ._summary import image_value
 
 __all__ = ["pixels_value", "tf_image_value"]

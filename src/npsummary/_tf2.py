@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 
 from ._convert import as_array, check_tag, to_float, to_float32_range, to_step
-from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
-from ._histsummary import tf2_value
-from ._summary import tensor_proto
 from ._format.wire import encode_event
+from ._histsummary import tf2_value
+from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
+from ._summary import tensor_proto
 from .writer import EventWriter, WriterHandle
 
 __all__ = [

@@ -224,8 +224,8 @@ def image(
     """``tf.compat.v1.summary.image``: one PNG ``Summary.Image`` per image of ``[k, h, w, c]``
     (c = 1, 3 or 4). uint8 is stored as is; floats are normalised per image as TF1 does."""
     from . import proto
-    from ._image import tf1_normalize_image
     from ._format.png import encode_png
+    from ._image import tf1_normalize_image
 
     tag = _summary_tag(name, family)
     array = as_array(tensor, tag)

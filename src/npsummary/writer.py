@@ -35,7 +35,7 @@ from ._convert import (
     to_step,
     to_walltime,
 )
-from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink, hostname
+from ._format.wire import encode_event
 from ._histsummary import (
     NonFiniteGuard,
     check_policy,
@@ -44,8 +44,8 @@ from ._histsummary import (
     tensorboardx_histogram,
     tf2_value,
 )
+from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink, hostname
 from ._summary import ScalarEncoder, summary_bytes
-from ._format.wire import encode_event
 
 __all__ = ["ClosingContext", "EventWriter", "SummaryWriter", "WriterHandle", "safe_run_name"]
 
