@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Helpers shared by the stages in .ci/stages/.
+
+# cell NAME COMMAND...: run a test command with its output kept in a log; print one summary line
+# "cell: NAME: <pytest's closing line>"; on failure also print the log's tail and fail.
+cell() {
+    local name=$1
+    shift
+    local log
+    log=$(mktemp)
+    if "$@" >"$log" 2>&1; then
+        echo "cell: $name: $(tail -n 1 "$log")"
+        rm -f "$log"
+    else
+        local rc=$?
+        tail -n 80 "$log"
+        echo "cell: $name: FAILED (exit $rc)"
+        rm -f "$log"
+        return "$rc"
+    fi
+}
