@@ -67,6 +67,8 @@ from typing import Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from ._errors import BinCountCappedWarning
+
 __all__ = [
     "DEFAULT_BUCKET_COUNT",
     "NORMAL_HISTOGRAM_BPS",
@@ -112,10 +114,6 @@ def _tf1_limits() -> F64Array:
 
 TF1_BUCKET_LIMITS: F64Array = _tf1_limits()
 _N_TF1 = TF1_BUCKET_LIMITS.size  # 1551
-
-
-class BinCountCappedWarning(RuntimeWarning):
-    """A bin rule asked for more bins than the cap; adjacent bins were grouped."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._convert import as_array, tagged
+from ._errors import NonFiniteWarning
 from ._summary import histogram_value, legacy_histogram_value
 
 if TYPE_CHECKING:
@@ -46,10 +47,6 @@ MAX_BUCKETS = 100_000
 def _check_count(tag: str, name: str, count: Any) -> None:
     if isinstance(count, (int, np.integer)) and not isinstance(count, bool) and count > MAX_BUCKETS:
         raise ValueError(f"{tag!r}: {name}={count} is more than the {MAX_BUCKETS} buckets allowed")
-
-
-class NonFiniteWarning(RuntimeWarning):
-    """NaN or ±Inf values were left out of a histogram."""
 
 
 def check_policy(nonfinite: Any, tag: str) -> str:

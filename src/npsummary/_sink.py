@@ -45,6 +45,7 @@ import time
 import weakref
 from typing import Protocol, runtime_checkable
 
+from ._errors import EventWriteError
 from ._format.record import frame_record
 from ._format.wire import encode_file_version_event
 
@@ -82,10 +83,6 @@ class EventSink(Protocol):
 
     def child(self, name: str) -> EventSink:
         """Return a sink for the sub-run ``name`` (one path component) beside this one."""
-
-
-class EventWriteError(OSError):
-    """Writing an event file failed; raised at the first call after the failure."""
 
 
 class MemorySink:
