@@ -117,11 +117,6 @@ def logdir(tmp_path: Path) -> Path:
 def _reset_tf2_state() -> Iterator[None]:
     """Tests must not leak a default ``tf.summary`` writer or step into each other."""
     yield
-    try:
-        from npsummary import _tf2
-    except ImportError:  # pragma: no cover
-        return
-    _tf2._state.writer = None
-    _tf2._state.step = None
-    _tf2._state.record_if = True
-    _tf2._state.name_scope = ""
+    from npsummary import _context
+
+    _context.reset()

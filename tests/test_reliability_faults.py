@@ -43,7 +43,8 @@ def _state(writer: SummaryWriter) -> Any:
 
 def _payload(i: int, size: int = 0) -> bytes:
     # A valid serialized Event (step i) padded with an empty Summary of ``size`` bytes of tag.
-    from npsummary._summary import scalar_value, summary_bytes
+    from npsummary._format.wire import encode_summary as summary_bytes
+    from npsummary._summaries.scalar import scalar_value
 
     return encode_event(1.0, i, summary_bytes([scalar_value("t" + "x" * size, float(i))]))
 

@@ -23,7 +23,8 @@ from npsummary import EventSink, EventWriteError, FileSink, MemorySink, SummaryW
 from npsummary import _sink as _events
 from npsummary._format.record import frame_record, iter_records
 from npsummary._format.wire import encode_event
-from npsummary._summary import scalar_value, summary_bytes
+from npsummary._format.wire import encode_summary as summary_bytes
+from npsummary._summaries.scalar import scalar_value
 
 NAME = re.compile(
     r"events\.out\.tfevents\.(?P<secs>\d{10})\.(?P<host>.+)\.(?P<pid>\d+)\.(?P<n>\d+)(?P<sfx>.*)"

@@ -20,7 +20,7 @@ from conftest import (
     scalar_values,
     wait_for,
 )
-from npsummary import MemorySink, experimental, proto
+from npsummary import MemorySink, _context, experimental, proto
 from npsummary import _tf2 as tf2
 
 TF_NO_STEP = (
@@ -43,7 +43,7 @@ def on_disk(logdir: Path) -> list[tuple[int, float]]:
 
 
 def test_no_default_writer_returns_false() -> None:
-    assert tf2._state.writer is None
+    assert _context.state.writer is None
     assert npsummary.scalar("x", 1.0) is False  # no step either: still just False
     assert npsummary.scalar("x", 1.0, step=3) is False
     assert npsummary.scalar("x", "not even a number", step=1.5) is False
@@ -102,19 +102,19 @@ def test_as_default_restores_and_flushes_on_exit(tmp_path: Path) -> None:
     inner = writer_for(tmp_path / "inner")
     experimental.set_step(1)
     with outer.as_default():
-        assert tf2._state.writer is outer
+        assert _context.state.writer is outer
         npsummary.scalar("x", 1.0)
         with inner.as_default(step=10):
-            assert tf2._state.writer is inner
+            assert _context.state.writer is inner
             assert experimental.get_step() == 10
             npsummary.scalar("x", 10.0)
         # Flushed on exit, without close: on disk right after the block.
         assert on_disk(tmp_path / "inner") == [(10, 10.0)]
-        assert tf2._state.writer is outer
+        assert _context.state.writer is outer
         assert experimental.get_step() == 1
         npsummary.scalar("x", 2.0, step=2)
         assert on_disk(tmp_path / "outer") == []  # not flushed yet
-    assert tf2._state.writer is None
+    assert _context.state.writer is None
     assert experimental.get_step() == 1
     assert on_disk(tmp_path / "outer") == [(1, 1.0), (2, 2.0)]
     outer.close()
@@ -127,7 +127,7 @@ def test_as_default_yields_writer_and_restores_after_exception(logdir: Path) -> 
         assert entered is writer
         npsummary.scalar("x", 4.0)
         raise KeyError("boom")
-    assert tf2._state.writer is None and experimental.get_step() is None
+    assert _context.state.writer is None and experimental.get_step() is None
     assert on_disk(logdir) == [(4, 4.0)]
     writer.close()
 
@@ -138,7 +138,7 @@ def test_close_inside_as_default(logdir: Path) -> None:
         assert npsummary.scalar("x", 1.0) is True
         writer.close()
         assert npsummary.scalar("x", 2.0) is False
-    assert tf2._state.writer is None
+    assert _context.state.writer is None
     assert on_disk(logdir) == [(1, 1.0)]
 
 
@@ -151,7 +151,7 @@ def test_as_default_with_bad_step_changes_nothing(tmp_path: Path) -> None:
             pass  # pragma: no cover
         with pytest.raises(TypeError):
             writer.set_as_default(step=bad)
-        assert tf2._state.writer is previous
+        assert _context.state.writer is previous
         assert experimental.get_step() == 3
     previous.close()
     writer.close()
@@ -160,7 +160,7 @@ def test_as_default_with_bad_step_changes_nothing(tmp_path: Path) -> None:
 def test_set_as_default(logdir: Path) -> None:
     writer = writer_for(logdir)
     writer.set_as_default()
-    assert tf2._state.writer is writer
+    assert _context.state.writer is writer
     assert experimental.get_step() is None
     writer.set_as_default(step=np.int32(8))
     assert experimental.get_step() == 8
@@ -257,7 +257,7 @@ def test_closed_writer(logdir: Path) -> None:
             call()
     with pytest.raises(RuntimeError, match="closed"), writer.as_default():
         pass  # pragma: no cover
-    assert tf2._state.writer is None
+    assert _context.state.writer is None
     writer.flush()
     writer.close()
     npsummary.flush(writer)
@@ -280,7 +280,7 @@ def test_noop_writer_writes_nothing(tmp_path: Path) -> None:
     noop = npsummary.create_noop_writer()
     assert isinstance(noop, npsummary.NoopSummaryWriter)
     with noop.as_default(step=1):
-        assert tf2._state.writer is None
+        assert _context.state.writer is None
         assert npsummary.scalar("x", 1.0) is False
         assert npsummary.scalar("x", 1.0, step=2) is False
     noop.set_as_default()
@@ -299,8 +299,8 @@ def test_noop_as_default_keeps_the_real_default(logdir: Path) -> None:
     real = writer_for(logdir)
     real.set_as_default(step=1)
     with npsummary.create_noop_writer().as_default():
-        assert tf2._state.writer is real
-    assert tf2._state.writer is real
+        assert _context.state.writer is real
+    assert _context.state.writer is real
     real.close()
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import npsummary
 from conftest import event_files, read_events
-from npsummary import MemorySink, v1
+from npsummary import MemorySink, _context, v1
 from npsummary import proto as P
 from npsummary._format.wav import encode_wav
 
@@ -18,8 +18,8 @@ from npsummary._format.wav import encode_wav
 @pytest.fixture(autouse=True)
 def _fresh_round() -> None:
     v1.merge_all()
-    for key in list(v1._v1.collections):
-        v1._v1.collections.pop(key)
+    for key in list(_context.v1_state.collections):
+        _context.v1_state.collections.pop(key)
 
 
 def values(summary: bytes | None) -> list[Any]:
@@ -96,7 +96,7 @@ def test_summaries_never_merged_expire() -> None:
     with v1.FileWriter(MemorySink()) as writer:
         for step in range(5):
             writer.add_summary(v1.scalar("loss", step), step)
-        assert len(v1._v1.collections[v1.SUMMARIES]) <= 2
+        assert len(_context.v1_state.collections[v1.SUMMARIES]) <= 2
         assert [v.simple_value for v in values(v1.merge_all())] == [4.0]
 
 
@@ -239,7 +239,7 @@ def test_writing_one_by_one_keeps_tags_stable(tmp_path: Path) -> None:
 
 def test_unmerged_summaries_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(v1, "MAX_PENDING", 5)
-    monkeypatch.setattr(v1._v1, "warned_overflow", False)
+    monkeypatch.setattr(_context.v1_state, "warned_overflow", False)
     with pytest.warns(RuntimeWarning, match="oldest are dropped"):
         for i in range(8):
             v1.scalar(f"s{i}", i)

@@ -23,7 +23,8 @@ from npsummary._format.wire import (
     encode_varint,
     scalar_value_prefix,
 )
-from npsummary._summary import ScalarEncoder, scalar_value, summary_bytes
+from npsummary._format.wire import encode_summary as summary_bytes
+from npsummary._summaries.scalar import ScalarEncoder, scalar_value
 
 # FORMAT.md §3: tf.summary.scalar("loss", 0.5, step=3) as TF 2.21 writes it (46-byte payload).
 TF2_SCALAR_EVENT = bytes.fromhex(

@@ -415,11 +415,16 @@ def test_filename_suffix(logdir: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs",
-    [{"flush_secs": 0}, {"flush_secs": -1}, {"max_queue": -1}, {"max_queue": 1.5}],
+    ("kwargs", "error"),
+    [
+        ({"flush_secs": 0}, ValueError),
+        ({"flush_secs": -1}, ValueError),
+        ({"max_queue": -1}, ValueError),
+        ({"max_queue": 1.5}, TypeError),
+    ],
 )
-def test_bad_options(logdir: Path, kwargs: dict[str, Any]) -> None:
-    with pytest.raises(ValueError):
+def test_bad_options(logdir: Path, kwargs: dict[str, Any], error: type[Exception]) -> None:
+    with pytest.raises(error):
         SummaryWriter(logdir, **kwargs)
 
 

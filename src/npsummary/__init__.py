@@ -15,22 +15,18 @@ Two APIs write the same event files:
       with writer.as_default(step=10):
           summary.scalar("loss", 0.25)
 
-Importing npsummary imports numpy and protobuf only.
+Importing npsummary imports NumPy and nothing heavier; protobuf and crc32c are imported
+when a writer first needs them.
 """
 
 from __future__ import annotations
 
 from . import experimental
-from ._histsummary import NonFiniteWarning
-from ._sink import EventSink, EventWriteError, FileSink, MemorySink
+from ._errors import BinCountCappedWarning, EventWriteError, NonFiniteWarning
+from ._sink import EventSink, FileSink, MemorySink
 from ._tf2 import (
-    NoopSummaryWriter,
-    SummaryFileWriter,
     audio,
-    create_file_writer,
-    create_noop_writer,
     distribution,
-    flush,
     graph,
     histogram,
     image,
@@ -44,11 +40,19 @@ from ._tf2 import (
     trace_on,
     write,
 )
+from ._tf2_writer import (
+    NoopSummaryWriter,
+    SummaryFileWriter,
+    create_file_writer,
+    create_noop_writer,
+    flush,
+)
 from .writer import SummaryWriter
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BinCountCappedWarning",
     "EventSink",
     "EventWriteError",
     "FileSink",

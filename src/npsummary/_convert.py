@@ -20,8 +20,14 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "as_array",
+    "check_choice",
+    "check_int",
     "check_tag",
+    "check_text",
+    "parse_message",
+    "serialized_message",
     "tagged",
+    "to_duration",
     "to_float",
     "to_float32_range",
     "to_step",
@@ -48,6 +54,77 @@ def _describe(value: Any) -> str:
     return f"{text} ({kind})"
 
 
+def _who(tag: str | None, name: str) -> str:
+    """The subject of an error message: ``'loss': max_outputs`` or just ``max_outputs``."""
+    return name if tag is None else f"{tag!r}: {name}"
+
+
+def check_int(
+    value: Any,
+    name: str,
+    *,
+    tag: str | None = None,
+    minimum: int | None = None,
+    maximum: int | None = None,
+) -> int:
+    """Return ``value`` as a Python int, or raise naming ``tag`` and the argument ``name``.
+
+    Python ints, NumPy integers and objects with ``__index__`` are accepted; ``bool``, floats,
+    strings and anything else are a ``TypeError`` (so is any exception a user's ``__index__``
+    raises). A value outside ``[minimum, maximum]`` is a ``ValueError``.
+    """
+    if type(value) is int:
+        number = value
+    elif isinstance(value, (bool, np.bool_, float, np.floating, str)):
+        raise TypeError(f"{_who(tag, name)} must be an int, got {_describe(value)}")
+    elif isinstance(value, (numbers.Integral, np.integer)):
+        number = int(value)
+    elif hasattr(value, "__index__"):
+        try:
+            number = int(value.__index__())
+        except Exception as exc:
+            raise TypeError(f"{_who(tag, name)} must be an int, got {_describe(value)}") from exc
+    else:
+        raise TypeError(f"{_who(tag, name)} must be an int, got {_describe(value)}")
+    if minimum is not None and number < minimum:
+        raise ValueError(f"{_who(tag, name)} must be >= {minimum}, got {number}")
+    if maximum is not None and number > maximum:
+        raise ValueError(f"{_who(tag, name)} must be <= {maximum}, got {number}")
+    return number
+
+
+def check_choice(value: Any, name: str, choices: tuple[str, ...], *, tag: str | None = None) -> str:
+    """Return ``value`` if it is one of the strings ``choices``, else raise ``ValueError``."""
+    if isinstance(value, str) and value in choices:
+        return value
+    text = repr(value)
+    text = text if len(text) <= 60 else text[:57] + "..."
+    raise ValueError(f"{_who(tag, name)} must be one of {choices}, got {text}")
+
+
+def check_text(value: Any, name: str, *, tag: str | None = None) -> str | None:
+    """Return an optional text argument (description, display name) as a plain ``str``.
+
+    ``None`` passes; anything else must be a ``str`` that UTF-8 can encode.
+    """
+    if value is None:
+        return None
+    return check_tag(value, _who(tag, name))
+
+
+def to_duration(value: Any, name: str, *, scale: float = 1.0) -> float:
+    """Return a positive, finite number of seconds (``value * scale``), or raise naming it."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise TypeError(f"{name} must be a number, got {_describe(value)}")
+    try:
+        seconds = float(value) * scale
+    except Exception as exc:
+        raise TypeError(f"{name} must be a number, got {_describe(value)}") from exc
+    if not 0 < seconds < math.inf:
+        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    return seconds
+
+
 def check_tag(tag: Any, what: str = "tag") -> str:
     """Return ``tag`` if it is a string that UTF-8 can encode, else raise naming it."""
     if not isinstance(tag, str):
@@ -61,33 +138,41 @@ def check_tag(tag: Any, what: str = "tag") -> str:
     return text
 
 
-def as_array(value: Any, tag: str) -> np.ndarray:
+def as_array(value: Any, tag: str, name: str | None = None) -> np.ndarray:
     """Return ``value`` as a NumPy array via ``__array__``, without copying when possible.
 
-    Torch tensors that require grad refuse ``__array__``; like every logger, we log their data.
+    Any exception from the conversion (a user's broken ``__array__``, ``__len__`` or
+    ``__getitem__``) becomes a ``TypeError`` naming ``tag`` and, if given, the argument
+    ``name``. Torch tensors that require grad refuse ``__array__``; like every logger, we log
+    their data.
     """
     if isinstance(value, np.ndarray):
         return value
     try:
         return np.asarray(value)
-    except (TypeError, RuntimeError, ValueError) as exc:
+    except MemoryError:
+        raise
+    except Exception as exc:
         detach = getattr(value, "detach", None)
         if callable(detach):
             try:
                 return np.asarray(detach().cpu())
             except Exception:
                 pass
+        subject = repr(tag) if name is None else f"{tag!r}: {name}"
         raise TypeError(
-            f"{tag!r}: cannot convert {_describe(value)} to a NumPy array: {exc}"
+            f"{subject}: cannot convert {_describe(value)} to a NumPy array: {exc}"
         ) from exc
 
 
-def to_float(value: Any, tag: str) -> float:
+def to_float(value: Any, tag: str, name: str | None = None) -> float:
     """Return a scalar value as a Python float, or raise naming ``tag``.
 
     Accepts Python and NumPy numbers, 0-d or size-1 arrays and array-likes, and objects with
-    ``__float__``. Strings, ``None``, complex numbers and arrays of more than one element raise.
+    ``__float__``. Strings, ``None``, complex numbers and arrays of more than one element raise
+    a ``TypeError``/``ValueError`` naming ``tag`` (and the argument ``name``, if given).
     """
+    subject = repr(tag) if name is None else f"{tag!r}: {name}"
     if type(value) is float:
         return value
     if isinstance(value, (numbers.Real, np.number, np.bool_)) and not isinstance(
@@ -96,29 +181,32 @@ def to_float(value: Any, tag: str) -> float:
         if isinstance(value, np.generic) and not isinstance(
             value, (np.integer, np.floating, np.bool_)
         ):
-            raise TypeError(f"{tag!r}: expected a real number, got {_describe(value)}")
+            raise TypeError(f"{subject}: expected a real number, got {_describe(value)}")
         try:
             return float(value)
         except OverflowError:
             # An int (or Fraction) beyond float64's range: saturate, as beyond float32's.
             return math.inf if value > 0 else -math.inf  # type: ignore[operator]
     if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"{tag!r}: expected a real number, got {_describe(value)}")
+        raise TypeError(f"{subject}: expected a real number, got {_describe(value)}")
     if hasattr(value, "__array__") or isinstance(value, (list, tuple)):
-        array = as_array(value, tag)
+        array = as_array(value, tag, name)
         if array.size != 1:
             raise ValueError(
-                f"{tag!r}: expected a scalar (a single value), got an array of shape {array.shape}"
+                f"{subject}: expected a scalar (a single value), "
+                f"got an array of shape {array.shape}"
             )
         if array.dtype.kind not in "biuf":
-            raise TypeError(f"{tag!r}: expected a real number, got an array of dtype {array.dtype}")
+            raise TypeError(
+                f"{subject}: expected a real number, got an array of dtype {array.dtype}"
+            )
         return float(array.reshape(()))
     if hasattr(value, "__float__") and not isinstance(value, complex):
         try:
             return float(value)
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"{tag!r}: expected a real number, got {_describe(value)}") from exc
-    raise TypeError(f"{tag!r}: expected a real number, got {_describe(value)}")
+            raise TypeError(f"{subject}: expected a real number, got {_describe(value)}") from exc
+    raise TypeError(f"{subject}: expected a real number, got {_describe(value)}")
 
 
 def to_float32_range(value: float) -> float:
@@ -183,3 +271,25 @@ def tagged(tag: str, compute: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             raise
         kind = TypeError if isinstance(exc, TypeError) else ValueError
         raise kind(f"{tag!r}: {exc}") from exc
+
+
+def serialized_message(message: Any, what: str) -> bytes:
+    """The bytes of a protobuf message (any library's: ours, TensorBoard's, tensorboardX's) or
+    of already serialized bytes; anything else is a ``TypeError`` naming ``what``."""
+    if isinstance(message, (bytes, bytearray, memoryview)):
+        return bytes(message)
+    serialize = getattr(message, "SerializeToString", None)
+    if callable(serialize):
+        try:
+            return bytes(serialize())
+        except Exception as exc:
+            raise ValueError(f"{what}: cannot serialize {type(message).__name__}: {exc}") from exc
+    raise TypeError(f"{what} must be a protobuf message or bytes, got {type(message).__name__}")
+
+
+def parse_message(cls: Any, data: bytes, what: str) -> Any:
+    """``cls.FromString(data)``, with protobuf's DecodeError turned into a ``ValueError``."""
+    try:
+        return cls.FromString(data)
+    except Exception as exc:  # DecodeError; its class differs between protobuf backends
+        raise ValueError(f"{what} is not a serialized {cls.DESCRIPTOR.name}: {exc}") from None

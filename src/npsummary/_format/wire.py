@@ -16,6 +16,7 @@ TensorProto{1 dtype enum, 2 tensor_shape, 4 tensor_content bytes}.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 
 __all__ = [
     "FLOAT32_TENSOR_HEADER",
@@ -23,7 +24,10 @@ __all__ = [
     "encode_file_version_event",
     "encode_length_delimited",
     "encode_metadata",
+    "encode_summary",
+    "encode_value",
     "encode_varint",
+    "legacy_scalar_value",
     "scalar_value_prefix",
     "wall_time_field",
 ]
@@ -124,3 +128,34 @@ def encode_metadata(
     if description:
         out += encode_length_delimited(3, description.encode())
     return out
+
+
+def encode_summary(values: Iterable[bytes]) -> bytes:
+    """Join serialized ``Summary.Value`` messages into a serialized ``Summary``."""
+    return b"".join([encode_length_delimited(1, value) for value in values])
+
+
+def encode_value(tag: str, field_number: int, payload: bytes, metadata: bytes | None) -> bytes:
+    """Serialized ``Summary.Value{tag, <field_number>: payload, metadata}``.
+
+    ``field_number`` picks the member of the ``value`` oneof (4 image, 5 histo, 6 audio,
+    8 tensor) whose serialized message is ``payload``; a oneof member is written even when
+    empty. ``metadata`` ``None`` leaves the field out; ``b""`` writes it present but empty.
+    """
+    out = encode_length_delimited(1, tag.encode()) if tag else b""
+    out += encode_length_delimited(field_number, payload)
+    if metadata is not None:
+        out += encode_length_delimited(9, metadata)
+    return out
+
+
+_FLOAT = struct.Struct("<f")
+
+
+def legacy_scalar_value(tag: str, value: float) -> bytes:
+    """Serialized ``Summary.Value{tag, simple_value}`` (TF1 and tensorboardX scalars).
+
+    ``simple_value`` is a oneof member, so it is written even when it is 0.0.
+    """
+    head = encode_length_delimited(1, tag.encode()) if tag else b""
+    return head + b"\x15" + _FLOAT.pack(value)

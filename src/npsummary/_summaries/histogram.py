@@ -1,0 +1,155 @@
+"""Histograms, in the two formats TensorBoard reads (docs/FORMAT.md §5).
+
+* Legacy ``histo`` (TF1, tensorboardX, torch): a ``HistogramProto`` of min, max, num, sum,
+  sum_squares and buckets given by their right edges; no metadata. Both loaders convert it to
+  the histograms plugin's ``[k, 3]`` form when they read it.
+* TF2 (``tf.summary.histogram``): a DT_DOUBLE ``[k, 3]`` tensor of ``(left, right, count)``
+  rows with ``histograms`` plugin metadata.
+
+The bucketing itself is :mod:`npsummary._histogram` (pure, streaming, imported on first use);
+this module checks the arguments, names the tag in every error, and builds the values.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._convert import as_array, check_int, tagged, to_float
+from .._errors import BinCountCappedWarning, warn_user
+from .._format.wire import encode_value
+from .metadata import PLUGIN_HISTOGRAMS, metadata_bytes
+from .tensor import tensor_bytes, tensor_value
+
+if TYPE_CHECKING:
+    from .._histogram import LegacyHistogram, NonFinite
+
+__all__ = [
+    "MAX_BUCKETS",
+    "histogram_fields_value",
+    "legacy_histogram_value",
+    "raw_histogram_value",
+    "tensorboardx_histogram",
+    "tf2_histogram_value",
+]
+
+#: Most buckets one histogram may have. TensorBoard redraws every histogram with 30 bins, and a
+#: bucket count of 1e9 would allocate tens of gigabytes; 100,000 buckets is a 2.4 MB value.
+MAX_BUCKETS = 100_000
+_HISTO_FIELD = 5
+
+
+def histogram_fields_value(
+    tag: str,
+    *,
+    min: float,
+    max: float,
+    num: float,
+    sum: float,
+    sum_squares: float,
+    bucket_limit: Any,
+    bucket: Any,
+) -> bytes:
+    """Serialized ``Summary.Value{tag, histo}``; ``bucket_limit[i]`` is bucket i's right edge."""
+    from .. import proto
+
+    histo = proto.HistogramProto(min=min, max=max, num=num, sum=sum, sum_squares=sum_squares)
+    histo.bucket_limit.extend(np.asarray(bucket_limit, dtype=np.float64).tolist())
+    histo.bucket.extend(np.asarray(bucket, dtype=np.float64).tolist())
+    return encode_value(tag, _HISTO_FIELD, histo.SerializeToString(), None)
+
+
+def legacy_histogram_value(tag: str, histogram: LegacyHistogram) -> bytes:
+    """Serialized legacy value of a computed histogram."""
+    return histogram_fields_value(
+        tag,
+        min=histogram.min,
+        max=histogram.max,
+        num=histogram.num,
+        sum=histogram.sum,
+        sum_squares=histogram.sum_squares,
+        bucket_limit=histogram.bucket_limit,
+        bucket=histogram.bucket,
+    )
+
+
+def _bucket_count(tag: str, name: str, value: Any) -> int:
+    return check_int(value, name, tag=tag, maximum=MAX_BUCKETS)
+
+
+def tensorboardx_histogram(tag: str, values: Any, bins: Any, max_bins: Any) -> LegacyHistogram:
+    """Histogram of ``values`` for ``add_histogram(bins=..., max_bins=...)``.
+
+    ``bins`` is ``'tensorflow'`` (TF1's buckets), a NumPy rule name, a bin count or explicit
+    edges; every argument is converted here, so a broken one is a ``TypeError`` naming the tag.
+    """
+    from .._histogram import binned_histogram, tf1_histogram
+
+    if max_bins is not None:
+        max_bins = _bucket_count(tag, "max_bins", max_bins)
+    if isinstance(bins, str):
+        if bins == "tensorflow" and max_bins is None:
+            return tagged(tag, tf1_histogram, as_array(values, tag))
+    elif isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
+        bins = _bucket_count(tag, "bins", bins)
+    else:
+        bins = as_array(bins, tag, "bins")
+        if bins.ndim == 0:
+            bins = _bucket_count(tag, "bins", bins)
+    histogram = tagged(tag, binned_histogram, as_array(values, tag), bins, max_bins)
+    capped = getattr(histogram, "capped", None)
+    if capped:
+        warn_user(f"{tag!r}: {capped}", BinCountCappedWarning)
+    return histogram
+
+
+def tf2_histogram_value(
+    tag: str, values: Any, buckets: Any, description: str | None
+) -> tuple[bytes, NonFinite]:
+    """TF2 ``[k, 3]`` histogram value of ``values``; ``buckets=None`` means 30, and a negative
+    count gives no buckets, as in TensorFlow."""
+    from .._histogram import DEFAULT_BUCKET_COUNT, tf2_buckets
+
+    count = DEFAULT_BUCKET_COUNT if buckets is None else _bucket_count(tag, "buckets", buckets)
+    counts, nonfinite = tagged(tag, tf2_buckets, as_array(values, tag), max(count, 0))
+    md = metadata_bytes(PLUGIN_HISTOGRAMS, description=description)
+    rows = np.asarray(counts, dtype=np.float64).reshape(-1, 3)
+    return tensor_value(tag, tensor_bytes(rows), md), nonfinite
+
+
+def raw_histogram_value(
+    tag: str,
+    min: Any,
+    max: Any,
+    num: Any,
+    sum: Any,
+    sum_squares: Any,
+    bucket_limits: Any,
+    bucket_counts: Any,
+) -> bytes:
+    """Validate the fields of ``add_histogram_raw`` and build the legacy value."""
+    fields = {"min": min, "max": max, "num": num, "sum": sum, "sum_squares": sum_squares}
+    numbers = {name: to_float(value, tag, name) for name, value in fields.items()}
+    if not numbers["num"] >= 0 or not math.isfinite(numbers["num"]):
+        raise ValueError(f"{tag!r}: num must be a finite count >= 0, got {numbers['num']}")
+    limits = tagged(tag, np.asarray, as_array(bucket_limits, tag, "bucket_limits"), np.float64)
+    counts = tagged(tag, np.asarray, as_array(bucket_counts, tag, "bucket_counts"), np.float64)
+    if limits.ndim != 1 or counts.ndim != 1:
+        raise ValueError(
+            f"{tag!r}: bucket_limits and bucket_counts must be 1-D, got shapes "
+            f"{limits.shape} and {counts.shape}"
+        )
+    if limits.size != counts.size:
+        raise ValueError(
+            f"{tag!r}: len(bucket_limits) != len(bucket_counts) "
+            f"({limits.size} != {counts.size}); TensorBoard cannot read such a histogram"
+        )
+    if limits.size == 0:
+        raise ValueError(f"{tag!r}: a histogram needs at least one bucket")
+    if np.isnan(limits).any() or (np.diff(limits) < 0).any():
+        raise ValueError(f"{tag!r}: bucket_limits must be non-decreasing numbers")
+    if not np.isfinite(counts).all() or (counts < 0).any():
+        raise ValueError(f"{tag!r}: bucket_counts must be finite and >= 0")
+    return histogram_fields_value(tag, bucket_limit=limits, bucket=counts, **numbers)

@@ -1,0 +1,117 @@
+"""Images, in both formats TensorBoard reads (docs/FORMAT.md §4.3). Pixels are PNG-encoded
+by :mod:`npsummary._format.png`.
+
+* TF2 (``tf.summary.image``): a DT_STRING tensor ``[width, height, png…]`` with ``images``
+  plugin metadata.
+* Legacy ``Summary.Image`` (TF1, tensorboardX, torch): height, width, colorspace (channels) and
+  the encoded PNG; no metadata. TF1 writes one value per image, tagged ``<tag>/image/<i>``
+  (``<tag>/image`` when ``max_outputs`` is 1).
+
+Value rules: :func:`pixels_value` applies :func:`npsummary._image.to_uint8` (uint8 kept, floats
+in [0, 1] scaled with rounding and clipping, other integers clipped, NaN drawn as 0);
+:func:`tf_image_value` applies ``tf.image.convert_image_dtype`` exactly; :func:`tf1_image_values`
+TF1's per-image float normalisation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._convert import as_array, check_int
+from .._format.png import encode_png
+from .._format.wire import encode_value
+from .metadata import DT_STRING, PLUGIN_IMAGES, metadata_bytes
+from .tensor import tensor_value
+
+__all__ = ["legacy_image_value", "pixels_value", "tf1_image_values", "tf_image_value"]
+
+#: Called as ``report(tag, nan_count)`` when NaN pixels were drawn as 0.
+NanReport = Callable[[str, int], None]
+_IMAGE_FIELD = 4
+
+
+def image_value(
+    tag: str, width: int, height: int, pngs: list[bytes], *, description: str | None = None
+) -> bytes:
+    """Serialized TF2 image value: a DT_STRING ``[2 + n]`` tensor ``[width, height, png…]``."""
+    from .. import proto
+
+    tensor = proto.TensorProto(dtype=DT_STRING)
+    tensor.tensor_shape.dim.add().size = 2 + len(pngs)
+    tensor.string_val.extend([str(width).encode(), str(height).encode(), *pngs])
+    md = metadata_bytes(PLUGIN_IMAGES, description=description)
+    return tensor_value(tag, tensor.SerializeToString(), md)
+
+
+def legacy_image_value(tag: str, pixels: np.ndarray) -> bytes:
+    """Serialized ``Summary.Value{tag, image}`` of one ``[H, W, C]`` uint8 image."""
+    from .. import proto
+
+    height, width, channels = pixels.shape
+    image = proto.SummaryImage(height=height, width=width, colorspace=channels)
+    image.encoded_image_string = encode_png(np.ascontiguousarray(pixels))
+    return encode_value(tag, _IMAGE_FIELD, image.SerializeToString(), None)
+
+
+def pixels_value(
+    tag: str, hwc: np.ndarray, report_nan: NanReport, *, description: str | None = None
+) -> bytes:
+    """One ``[H, W, C]`` image (any supported dtype) as a serialized TF2 image value."""
+    from .._image import to_uint8
+
+    pixels, nan_count = to_uint8(hwc, tag=tag)
+    if nan_count:
+        report_nan(tag, nan_count)
+    height, width = pixels.shape[:2]
+    return image_value(tag, width, height, [encode_png(pixels)], description=description)
+
+
+def tf_image_value(
+    tag: str, data: Any, max_outputs: Any, *, description: str | None = None
+) -> bytes:
+    """``tf.summary.image``: ``data`` is ``[k, h, w, c]``; the first ``max_outputs`` images are
+    converted with ``convert_image_dtype`` and PNG-encoded; width and height come from the
+    full shape."""
+    from .._image import tf2_convert_image_dtype
+
+    array = as_array(data, tag)
+    if array.ndim != 4 or array.shape[-1] not in (1, 2, 3, 4):
+        raise ValueError(
+            f"{tag!r}: tf.summary.image expects [k, h, w, c] with c in {{1, 2, 3, 4}}, got "
+            f"shape {array.shape}"
+        )
+    count = check_int(max_outputs, "max_outputs", tag=tag, minimum=0)
+    _, height, width, _ = array.shape
+    if height < 1 or width < 1:
+        pngs: list[bytes] = []
+    else:
+        pngs = [encode_png(tf2_convert_image_dtype(image, tag=tag)) for image in array[:count]]
+    return image_value(tag, width, height, pngs, description=description)
+
+
+def tf1_image_values(tag: str, data: Any, max_outputs: Any) -> list[bytes]:
+    """``tf.compat.v1.summary.image``: one legacy value per image of ``[k, h, w, c]``
+    (c = 1, 3 or 4); uint8 is stored as is, floats are normalised per image as TF1 does."""
+    from .._image import tf1_normalize_image
+
+    array = as_array(data, tag)
+    if array.ndim != 4 or array.shape[-1] not in (1, 3, 4):
+        raise ValueError(
+            f"{tag!r}: images must have shape [k, h, w, c] with c in (1, 3, 4), "
+            f"got shape {array.shape}"
+        )
+    if array.dtype != np.uint8 and array.dtype.kind != "f":
+        raise TypeError(f"{tag!r}: images must be uint8 or floating point, got {array.dtype}")
+    count = check_int(max_outputs, "max_outputs", tag=tag, minimum=1)
+    if array.shape[1] < 1 or array.shape[2] < 1:
+        raise ValueError(f"{tag!r}: images must be at least 1x1 pixels, got shape {array.shape}")
+    values = []
+    for i in range(min(count, array.shape[0])):
+        pixels = array[i] if array.dtype == np.uint8 else tf1_normalize_image(array[i])
+        values.append(
+            legacy_image_value(f"{tag}/image/{i}" if count > 1 else f"{tag}/image", pixels)
+        )
+    return values

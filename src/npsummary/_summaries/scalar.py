@@ -1,0 +1,93 @@
+"""Scalars, in both formats TensorBoard reads (docs/FORMAT.md §4.1).
+
+* TF2 (``tf.summary.scalar``): a DT_FLOAT rank-0 tensor with an explicit empty shape and 4
+  bytes of ``tensor_content``, with ``scalars`` plugin metadata on every value. Both TensorBoard
+  loaders read it (the Rust loader drops DT_DOUBLE and integer scalars).
+* Legacy (TF1, tensorboardX, torch): ``simple_value`` (float32) and no metadata.
+
+A scalar is logged millions of times per run, so :class:`ScalarEncoder` caches the bytes that
+depend only on the tag and its metadata: per call only the wall time, the step and 4 value
+bytes are encoded.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from .._format.wire import (
+    encode_length_delimited,
+    encode_varint,
+    legacy_scalar_value,
+    scalar_value_prefix,
+    wall_time_field,
+)
+from .metadata import PLUGIN_SCALARS, metadata_bytes
+
+__all__ = ["ScalarEncoder", "legacy_scalar_value", "scalar_value"]
+
+_FLOAT = struct.Struct("<f")
+
+
+def scalar_value(
+    tag: str, value: float, *, description: str | None = None, display_name: str | None = None
+) -> bytes:
+    """Serialized TF2 scalar value; ``value`` is rounded to float32 and must be within its
+    range (see :func:`npsummary._convert.to_float32_range`)."""
+    return ScalarEncoder().encode(tag, value, description, display_name)
+
+
+class ScalarEncoder:
+    """Encodes TF2 scalar values and whole scalar events with per-tag cached bytes."""
+
+    _MAX_CACHED = 65536
+
+    def __init__(self) -> None:
+        # key -> (Summary.Value bytes before the float, Summary.Value bytes after it,
+        #         Event.summary field header + Summary.value field header)
+        self._parts: dict[tuple[str, str | None, str | None], tuple[bytes, bytes, bytes]] = {}
+
+    def _get(
+        self, tag: str, description: str | None, display_name: str | None
+    ) -> tuple[bytes, bytes, bytes]:
+        key = (tag, description, display_name)
+        parts = self._parts.get(key)
+        if parts is None:
+            md = metadata_bytes(PLUGIN_SCALARS, description=description, display_name=display_name)
+            prefix, suffix = scalar_value_prefix(tag), encode_length_delimited(9, md)
+            value_length = len(prefix) + 4 + len(suffix)
+            summary_length = 1 + len(encode_varint(value_length)) + value_length
+            headers = (
+                b"\x2a" + encode_varint(summary_length) + b"\x0a" + encode_varint(value_length)
+            )
+            parts = (prefix, suffix, headers)
+            if len(self._parts) >= self._MAX_CACHED:
+                self._parts.clear()
+            self._parts[key] = parts
+        return parts
+
+    def encode(
+        self,
+        tag: str,
+        value: float,
+        description: str | None = None,
+        display_name: str | None = None,
+    ) -> bytes:
+        """Serialized ``Summary.Value`` of one scalar."""
+        prefix, suffix, _ = self._get(tag, description, display_name)
+        return prefix + _FLOAT.pack(value) + suffix
+
+    def event(
+        self,
+        tag: str,
+        value: float,
+        step: int,
+        wall_time: float,
+        description: str | None = None,
+        display_name: str | None = None,
+    ) -> bytes:
+        """Serialized ``Event{wall_time, step, summary{value: [scalar]}}``."""
+        prefix, suffix, headers = self._get(tag, description, display_name)
+        step_field = b"\x10" + encode_varint(step) if step else b""
+        return b"".join(
+            (wall_time_field(wall_time), step_field, headers, prefix, _FLOAT.pack(value), suffix)
+        )

@@ -1,0 +1,101 @@
+"""The plumbing of the tensorboardX / torch ``SummaryWriter`` front end: its logdir, file
+options, default step and the per-call resolution of tag, step and wall time.
+
+The ``add_*`` methods live in mixins (:mod:`npsummary._tbx_images` and others) and in
+:mod:`npsummary.writer`, all on this base; each only validates, builds through
+:mod:`npsummary._summaries` and writes through :meth:`TbxWriterBase._get_writer`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime
+from typing import Any
+
+from ._convert import INT64_MAX, INT64_MIN, check_tag, to_step, to_walltime
+from ._core import EventWriter, LogdirTarget, SinkOptions, WriterHandle
+from ._sink import EventSink, hostname
+from ._types import StepLike
+
+__all__ = ["TbxWriterBase"]
+
+
+def _default_logdir(comment: str) -> str:
+    stamp = datetime.now().strftime("%b%d_%H-%M-%S")
+    return os.path.join("runs", f"{stamp}_{hostname()}{comment}")
+
+
+class TbxWriterBase(WriterHandle):
+    """Logdir, options, default step and lazy (re)opening shared by every ``add_*`` method."""
+
+    _target: LogdirTarget
+    _options: SinkOptions
+    _step: int
+    _purge_step: int | None
+
+    def _setup(
+        self,
+        logdir: str | os.PathLike[str] | EventSink | None,
+        log_dir: str | os.PathLike[str] | None,
+        comment: str,
+        purge_step: StepLike,
+        options: SinkOptions,
+    ) -> None:
+        if logdir is None:
+            logdir = log_dir
+        elif log_dir is not None:
+            raise TypeError("pass logdir or log_dir, not both")
+        if logdir is None:
+            logdir = _default_logdir(check_tag(comment, "comment"))
+        self._target = LogdirTarget(logdir)
+        self._options = options
+        self._writer: EventWriter | None = None
+        self._step = 0
+        self._purge_step = None if purge_step is None else to_step(purge_step, "purge_step")
+        self._open()
+
+    def _open(self) -> EventWriter:
+        writer = self._target.open(self._options)
+        if self._purge_step is not None:
+            from . import proto
+
+            event = proto.Event(step=self._purge_step, wall_time=time.time())
+            event.session_log.status = proto.SESSION_LOG_START
+            # TensorBoard's Python loader takes the first START of a run as the session's
+            # beginning and purges (steps >= START.step) only on a later one. The crashed
+            # writer usually wrote none, so write two: the second purges in every case.
+            writer.write_event(event)
+            writer.write_event(event)
+            self._purge_step = None
+        self._writer = writer
+        return writer
+
+    def _get_writer(self) -> EventWriter:
+        # After close(), tensorboardX and torch start a new file on the next add_*; so do we.
+        return self._writer or self._open()
+
+    def get_logdir(self) -> str:
+        """Return the run directory ("" when writing to a custom sink)."""
+        return self._target.logdir
+
+    @property
+    def sink(self) -> EventSink:
+        """The sink receiving this writer's events."""
+        return self._get_writer().sink
+
+    def set_step(self, step: StepLike) -> None:
+        """Set the step used by ``add_*`` calls that pass ``global_step=None``."""
+        self._step = to_step(step, "set_step")
+
+    def _resolve(self, tag: Any, global_step: Any, walltime: Any) -> tuple[str, int, float]:
+        """The checked tag, step and wall time of one call (the hot path stays cheap)."""
+        tag = tag if type(tag) is str and tag.isascii() else check_tag(tag)
+        if global_step is None:
+            step = self._step
+        elif type(global_step) is int and INT64_MIN <= global_step <= INT64_MAX:
+            step = global_step
+        else:
+            step = to_step(global_step, tag)
+        wall = time.time() if walltime is None else to_walltime(walltime, tag)
+        return tag, step, wall
