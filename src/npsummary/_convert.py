@@ -75,7 +75,7 @@ def check_int(
     """
     if type(value) is int:
         number = value
-    elif isinstance(value, (bool, np.bool_, float, np.floating, str)):
+    elif isinstance(value, (bool, np.bool_, float, np.floating, str, np.timedelta64)):
         raise TypeError(f"{_who(tag, name)} must be an int, got {_describe(value)}")
     elif isinstance(value, (numbers.Integral, np.integer)):
         number = int(value)
@@ -226,6 +226,8 @@ def to_step(step: Any, tag: str) -> int:
         value = step
     elif isinstance(step, (bool, np.bool_)):
         raise TypeError(f"{tag!r}: step must be an integer, got a bool ({step!r})")
+    elif isinstance(step, (np.timedelta64, np.datetime64)):
+        raise TypeError(f"{tag!r}: step must be an integer, got {_describe(step)}")
     elif isinstance(step, (numbers.Integral, np.integer)):
         value = int(step)
     elif isinstance(step, np.ndarray) and step.shape == () and step.dtype.kind in "iu":
