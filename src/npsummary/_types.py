@@ -7,7 +7,9 @@ They document intent for readers and type checkers; the checks themselves are in
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, SupportsFloat, SupportsIndex, TypeAlias
+
+import numpy.typing as npt
 
 if TYPE_CHECKING:
     from ._sink import EventSink
@@ -25,11 +27,12 @@ __all__ = [
 
 #: Anything ``numpy.asarray`` accepts: NumPy arrays and scalars, nested sequences, and objects
 #: with ``__array__`` (torch, JAX and CuPy-on-host tensors).
-ArrayLike: TypeAlias = Any
+ArrayLike: TypeAlias = npt.ArrayLike
 #: A real number: Python or NumPy numbers, 0-d or size-1 array-likes, objects with ``__float__``.
-ScalarLike: TypeAlias = Any
-#: An integer step: ``int``, NumPy integers, 0-d integer arrays, objects with ``__index__``.
-StepLike: TypeAlias = Any
+ScalarLike: TypeAlias = "SupportsFloat | npt.ArrayLike"
+#: An integer step: ``int``, NumPy integers, 0-d integer arrays, objects with ``__index__``;
+#: ``None`` means the default step where one exists.
+StepLike: TypeAlias = "SupportsIndex | None"
 #: A run directory (created if missing) or an :class:`~npsummary.EventSink`.
 LogTarget: TypeAlias = "str | os.PathLike[str] | EventSink"
 #: What happens to NaN and ±Inf in histogram data: warn once per tag, raise, or drop silently.
