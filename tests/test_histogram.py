@@ -82,7 +82,7 @@ def test_tf1_golden(name: str) -> None:
 
 
 def test_tf1_reference_example() -> None:
-    # FORMAT.md §5a, EXP ref1
+    # docs/FORMAT.md §5a, the worked example
     h = H.tf1_histogram(np.array([0, 0.5, 1, 1, -2, 100, 1e-13, -0.0], np.float32))
     assert h.bucket.tolist() == [0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0]
     assert h.bucket_limit[-1] == DBL_MAX and h.bucket_limit[2] == 0.0

@@ -59,7 +59,7 @@ def test_add_histogram_writes_tf1_buckets(logdir: Path) -> None:
     rows = tensor_util.make_ndarray(event.tensor_proto)
     expected = legacy_to_buckets(tf1_histogram(data))
     np.testing.assert_allclose(rows, expected.astype(np.float32), rtol=0, atol=0)
-    # FORMAT.md §5a: collapsed limits and counts of TF1's C++ op for this data.
+    # docs/FORMAT.md §5a: collapsed limits and counts of TF1's C++ op for this data.
     h = tf1_histogram(data)
     assert h.bucket.tolist() == [0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0]
     assert h.bucket_limit[-1] == TF1_BUCKET_LIMITS[-1]

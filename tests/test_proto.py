@@ -21,7 +21,7 @@ from npsummary.proto._descriptors import FILES
 SRC_DIR = Path(p.__file__).resolve().parents[2]
 REPO = SRC_DIR.parent
 
-# FORMAT.md §3: tf.summary.scalar("loss", 0.5, step=3) as written by TF 2.21.
+# docs/FORMAT.md §3.4: tf.summary.scalar("loss", 0.5, step=3) as written by TF 2.21.
 TF2_SCALAR_EVENT = bytes.fromhex(
     "09732b39c235c3da41"  # wall_time
     "1003"  # step = 3

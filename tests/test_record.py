@@ -1,4 +1,4 @@
-"""TFRecord framing: FORMAT.md §1 golden vectors, round trips, torn tails vs corruption."""
+"""TFRecord framing: docs/FORMAT.md §1 golden vectors, round trips, torn tails vs corruption."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from npsummary._format.record import (
     read_records,
 )
 
-# FORMAT.md §1.2: Event(wall_time=1234.5, file_version="brain.Event:2") framed (24-byte payload).
+# docs/FORMAT.md §1.2: Event(wall_time=1234.5, file_version="brain.Event:2") framed (24 B payload).
 GOLDEN_PAYLOAD = bytes.fromhex("0900000000004a9340") + b"\x1a\x0d" + b"brain.Event:2"
 GOLDEN_RECORD = (
     bytes.fromhex("1800000000000000")

@@ -195,7 +195,7 @@ def test_histogram_is_legacy_proto_and_rejects_non_finite() -> None:
     (value,) = values(v1.histogram("h", [0.0, 0.5, 1.0, 1.0, -2.0, 100.0, 1e-13, -0.0]))
     histo = value.histo
     assert (histo.min, histo.max, histo.num, histo.sum_squares) == (-2.0, 100.0, 8.0, 10006.25)
-    assert len(histo.bucket_limit) == len(histo.bucket) == 11  # FORMAT.md §5a example
+    assert len(histo.bucket_limit) == len(histo.bucket) == 11  # docs/FORMAT.md §5a example
     assert histo.bucket_limit[-1] == np.finfo(np.float64).max
     with pytest.raises(ValueError, match="Nan in summary histogram for: nan"):
         v1.histogram("nan", [1.0, np.nan])

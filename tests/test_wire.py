@@ -26,7 +26,7 @@ from npsummary._format.wire import (
 from npsummary._format.wire import encode_summary as summary_bytes
 from npsummary._summaries.scalar import ScalarEncoder, scalar_value
 
-# FORMAT.md §3: tf.summary.scalar("loss", 0.5, step=3) as TF 2.21 writes it (46-byte payload).
+# docs/FORMAT.md §3.4: tf.summary.scalar("loss", 0.5, step=3) as TF 2.21 writes it (46 B payload).
 TF2_SCALAR_EVENT = bytes.fromhex(
     "09732b39c235c3da41"  # wall_time
     "1003"  # step = 3
@@ -135,7 +135,7 @@ def test_file_version_event_matches_serializer(wall_time: float, writer: str) ->
 
 
 def test_tf_first_event_shape() -> None:
-    # FORMAT.md §2.3: TF's first record, with our writer name instead of TF's.
+    # docs/FORMAT.md §2.3: TF's first record, with our writer name instead of TF's.
     payload = encode_file_version_event(1796003592.0, "tensorflow.core.util.events_writer")
     assert payload == (
         b"\x09"
@@ -197,7 +197,7 @@ def test_non_finite_scalar_bytes() -> None:
     assert math.isnan(stored)
 
 
-# --- the FORMAT.md §3 TF2 scalar, end to end --------------------------------------------------
+# --- the docs/FORMAT.md §3.4 TF2 scalar, end to end -------------------------------------------
 
 
 def test_summary_writer_reproduces_tf2_scalar_event() -> None:

@@ -11,7 +11,7 @@ ported training loop calls the summary functions every step, then :func:`merge_a
         npsummary.v1.histogram("weights", w)
         writer.add_summary(npsummary.v1.merge_all(), step)
 
-Formats are TF1's (FORMAT.md §4, §6.2):
+Formats are TF1's (docs/FORMAT.md §4, §6.2):
 
 * ``scalar`` → ``simple_value`` (float32); ``histogram`` → legacy ``HistogramProto`` with TF1's
   exponential buckets; ``image`` → one ``Summary.Image`` (PNG) per image with TF1's float
