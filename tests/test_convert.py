@@ -108,6 +108,28 @@ def test_a_failing_index_becomes_type_error(exc: BaseException) -> None:
         check_int(_BrokenIndex(exc), "n")
 
 
+class _BoolTensor:
+    """A 0-d bool tensor: it has __index__, but a bool is not a count."""
+
+    dtype = "torch.bool"
+
+    def __index__(self) -> int:
+        return 1
+
+
+class _BrokenDtype(_Index):
+    @property
+    def dtype(self) -> str:
+        raise RuntimeError("device lost")
+
+
+def test_bool_tensors_and_broken_dtypes_are_type_errors() -> None:
+    with pytest.raises(TypeError, match="step must be an int"):
+        check_int(_BoolTensor(), "step")
+    with pytest.raises(TypeError, match="n must be an int"):
+        check_int(_BrokenDtype(3), "n")
+
+
 def test_none_only_when_allowed() -> None:
     assert check_int(None, "max_bins", minimum=1, allow_none=True) is None
     assert check_int(4, "max_bins", minimum=1, allow_none=True) == 4
