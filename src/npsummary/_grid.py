@@ -45,10 +45,7 @@ def make_grid(
     n, h, w, c = arr.shape
     cols = min(check_int(ncols, "ncols", minimum=1), n)
     p = check_int(padding, "padding", minimum=0)
-    try:
-        fill = np.array(pad_value, dtype=arr.dtype)
-    except (OverflowError, ValueError, TypeError) as exc:
-        raise ValueError(f"make_grid: pad_value {pad_value!r} does not fit {arr.dtype}") from exc
+    fill = _pad_fill(pad_value, arr.dtype)
     rows = -(-n // cols)
     canvas = np.empty((rows * (h + p) + p, cols * (w + p) + p, c), arr.dtype)
     canvas[...] = fill
@@ -59,6 +56,29 @@ def make_grid(
         band = canvas[top : top + h, p : p + k * (w + p)].reshape(h, k, w + p, c)
         band[:, :, :w] = arr[r * cols : r * cols + k].transpose(1, 0, 2, 3)
     return canvas
+
+
+def _pad_fill(pad_value: object, dtype: np.dtype) -> np.ndarray:
+    """``pad_value`` as a 0-d array of ``dtype``, or ValueError if it is not a real number in
+    the dtype's range. Checked here rather than left to the cast, which differs across NumPy:
+    1.x wraps an out-of-range int (with a DeprecationWarning), 2.x raises OverflowError."""
+    try:
+        value = np.asarray(pad_value)
+    except Exception as exc:
+        raise ValueError(f"make_grid: pad_value {pad_value!r} is not a number") from exc
+    if value.ndim != 0 or value.dtype.kind not in "biuf":
+        raise ValueError(f"make_grid: pad_value must be a real number, got {pad_value!r}")
+    number = value.item()  # a Python int, float or bool: exact comparisons below
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        fits = info.min <= number <= info.max
+    elif dtype.kind == "f":
+        fits = not math.isfinite(number) or abs(number) <= float(np.finfo(dtype).max)
+    else:
+        fits = True  # bool: any number is truthy or not
+    if not fits:
+        raise ValueError(f"make_grid: pad_value {pad_value!r} does not fit {dtype}")
+    return value.astype(dtype)
 
 
 def _normalize_groups(values: np.ndarray, groups: int, mode: str) -> np.ndarray:

@@ -5,11 +5,14 @@ same bin count as NumPy on the float64 values, and :func:`linspace_at` the same 
 ``np.linspace`` without building them all. Scott's and Doane's rules use NumPy's exact
 ``np.std``/``np.mean`` bits (its pairwise summation tree, streamed), Freedman-Diaconis exact order
 statistics (radix selection, :func:`order_stats`), Stone the exact counts of every candidate.
+``'auto'`` is the installed NumPy's rule, as tensorboardX gets it from ``np.histogram``: NumPy 2.3
+changed it from ``min(fd, sturges)`` to ``min(max(fd, sqrt / 2), sturges)``.
 Memory stays bounded: nothing here sorts or copies the whole input.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -47,6 +50,19 @@ def linspace_at(first: float, last: float, num: int, idx: IntArray) -> F64Array:
     return y
 
 
+@functools.cache
+def _auto_floors_fd_at_half_sqrt() -> bool:
+    """Whether the installed NumPy's ``'auto'`` rule is the newer one.
+
+    NumPy 2.3 changed ``'auto'`` from ``min(fd, sturges)`` (``sturges`` when ``fd`` is 0) to
+    ``min(max(fd, sqrt / 2), sturges)``, which caps the bin count of data whose interquartile
+    range is tiny. tensorboardX calls the installed NumPy, so we follow whichever rule it has;
+    asked once, on data where the two rules disagree: IQR 0 gives 5 bins before, 6 after.
+    """
+    probe = np.array([0.0] * 8 + [1.0])
+    return len(np.histogram_bin_edges(probe, "auto")) - 1 == 6
+
+
 def rule_nbins(rule: str, src: Source, st: Stats, first: float, last: float) -> int:
     """``np.histogram_bin_edges``' bin count for a rule (data already cast to float64)."""
     n = st.n
@@ -66,8 +82,10 @@ def rule_nbins(rule: str, src: Source, st: Stats, first: float, last: float) -> 
     elif rule == "auto":
         fd_bw = _fd(src, st)
         sturges_bw = ptp / (np.log2(n) + 1.0)
-        sqrt_bw = ptp / np.sqrt(n)
-        width = min(max(fd_bw, sqrt_bw / 2), sturges_bw)
+        if _auto_floors_fd_at_half_sqrt():
+            width = min(max(fd_bw, ptp / np.sqrt(n) / 2), sturges_bw)
+        else:
+            width = min(fd_bw, sturges_bw) if fd_bw else sturges_bw
     else:  # stone
         width = _stone(src, st, float(ptp), first, last)
     if width:
