@@ -401,9 +401,9 @@ def test_make_grid_places_every_tile(
         ({"ncols": 0}, ValueError, "ncols must be >= 1, got 0"),
         ({"padding": -1}, ValueError, "padding must be >= 0, got -1"),
         ({"pad_value": 300}, ValueError, "make_grid: pad_value"),
-        ({"ncols": 2.5}, TypeError, r"ncols must be an int >= 1, got 2\.5"),
-        ({"ncols": True}, TypeError, "ncols must be an int >= 1, got True"),
-        ({"padding": "1"}, TypeError, "padding must be an int >= 0"),
+        ({"ncols": 2.5}, TypeError, r"ncols must be an int, got 2\.5"),
+        ({"ncols": True}, TypeError, "ncols must be an int, got True"),
+        ({"padding": "1"}, TypeError, "padding must be an int, got"),
     ],
 )
 def test_make_grid_errors(kwargs: dict[str, Any], error: type, match: str) -> None:
