@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import _tb_histograms as TB
 from npsummary import _histogram as H
+from npsummary._histogram import _source, bin_rules, tbx, tf1, tf2
 
 GOLDEN = Path(__file__).parent / "golden" / "histogram"
 DBL_MAX = sys.float_info.max
@@ -112,7 +114,7 @@ def test_tf1_every_bucket_float32_and_float64() -> None:
         flushed = np.where(np.abs(xd) < sys.float_info.min, 0.0, xd)  # TF's denormals-are-zero
         idx = np.searchsorted(H.TF1_BUCKET_LIMITS, flushed, side="right")
         ref = np.bincount(idx, minlength=1551)
-        full = H._tf1_pass(H._Source(x), exact_sum=False, moments=False)[1]
+        full = tf1.tf1_pass(_source.Source(x), exact_sum=False, moments=False)[1]
         assert np.array_equal(full, ref)
 
 
@@ -180,7 +182,7 @@ def test_tf2_large_float32_uses_exact_fast_path() -> None:
     x = (rng.standard_normal((1 << 20) + 1234) * 3 + 1).astype(np.float32)
     x[::1001] = np.float32(1.0)  # many repeats
     mn, mx = float(x.min()), float(x.max())
-    assert H._reciprocal_is_exact(mn, mx, (mx - mn) / 30, 30)
+    assert tf2._reciprocal_is_exact(mn, mx, (mx - mn) / 30, 30)
     got, _ = H.tf2_buckets(x, 30)
     ref = np.bincount(
         np.minimum(np.floor((x.astype(np.float64) - mn) / ((mx - mn) / 30)).astype(int), 29),
@@ -196,16 +198,17 @@ def test_threshold_search_against_brute_force() -> None:
     for _ in range(20):
         mn = np.float32(rng.standard_normal() * 10.0 ** rng.integers(-5, 5))
         span = int(rng.integers(100, 200_000))
-        keys = H._f32_key(np.array([mn]))[0] + np.arange(span + 1)
-        vals = H._f32_from_key(keys).astype(np.float64)
+        keys = tf2._f32_key(np.array([mn]))[0] + np.arange(span + 1)
+        vals = tf2._f32_from_key(keys).astype(np.float64)
         mx = float(vals[-1])
         k = int(rng.integers(2, 40))
         w = (mx - float(mn)) / k
         js = np.arange(1, k, dtype=np.int64)
         f = np.floor((vals - float(mn)) / w)
         brute = np.array([keys[np.argmax(f >= j)] for j in js])
-        for guess in (H._f32_key((float(mn) + js * w).astype(np.float32)), np.full(k - 1, keys[0])):
-            got = H._first_true_f32(
+        near = tf2._f32_key((float(mn) + js * w).astype(np.float32))
+        for guess in (near, np.full(k - 1, keys[0])):
+            got = tf2._first_true_f32(
                 lambda v, j, m=float(mn), w=w: np.floor((v - m) / w) >= j,
                 int(keys[0]),
                 int(keys[-1]),
@@ -221,7 +224,7 @@ def test_tf2_reciprocal_check_detects_mismatch() -> None:
     mismatches = 0
     for hi in range(31, 200):
         w = hi / 30
-        if H._reciprocal_is_exact(0.0, float(hi), w, 30):
+        if tf2._reciprocal_is_exact(0.0, float(hi), w, 30):
             continue
         mismatches += 1
         centre = (np.arange(1, 30) * w).astype(np.float32)
@@ -340,7 +343,7 @@ def test_binned_rules_like_tbx(rule: str) -> None:
 
 def test_binned_rules_beyond_one_chunk_like_numpy() -> None:
     rng = np.random.default_rng(8)
-    n = H._CHUNK * 2 + 12345
+    n = _source.CHUNK * 2 + 12345
     x = np.concatenate([rng.standard_normal(n - 1000), np.round(rng.standard_normal(1000), 1)])
     for rule in ("fd", "auto", "scott", "doane", "sturges"):
         edges = np.histogram_bin_edges(x, rule)
@@ -356,12 +359,12 @@ def test_order_statistics_exact_with_duplicates() -> None:
     rng = np.random.default_rng(9)
     x = np.concatenate([np.full(200_000, 2.5), rng.standard_normal(150_000), [-0.0, 0.0] * 10])
     rng.shuffle(x)
-    src = H._Source(x)
-    stt = H._Stats()
+    src = _source.Source(x)
+    stt = _source.Stats()
     for i, c in enumerate(src.chunks()):
         stt.finite(i, c)
     ranks = [0, 1, 5000, 100_000, 200_000, 349_999, stt.n - 1]
-    got = H._order_stats(src, stt, ranks)
+    got = bin_rules.order_stats(src, stt, ranks)
     ref = np.sort(x)
     assert [got[r] for r in ranks] == [float(ref[r]) for r in ranks]
 
@@ -403,13 +406,13 @@ def test_binned_tensorflow_is_tf1() -> None:
     assert np.all(np.diff(g.bucket_limit) > 0)
 
 
-def test_rule_explosion_is_capped_and_warns() -> None:
+def test_rule_explosion_is_capped_and_says_so() -> None:
     # fd with a tiny IQR and far outliers asks for ~1e11 bins (tensorboardX issue #1)
     rng = np.random.default_rng(17)
     x = np.concatenate([rng.standard_normal(10_000) * 1e-6, [-1e6, 1e6]])
     tracemalloc.start()
-    with pytest.warns(H.BinCountCappedWarning, match="asked for"):
-        h = H.binned_histogram(x, "fd", rule_bin_cap=1000)
+    h = H.binned_histogram(x, "fd", rule_bin_cap=1000)
+    assert h.capped is not None and "asked for" in h.capped and "rule_bin_cap=1000" in h.capped
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 16 * 2**20
@@ -418,20 +421,32 @@ def test_rule_explosion_is_capped_and_warns() -> None:
     iqr = np.subtract(*np.percentile(x, [75, 25]))
     nbins = int(np.ceil((hi - lo) / (2.0 * iqr * x.size ** (-1.0 / 3.0))))
     assert nbins > 10**12
-    edges = H._linspace_at(lo, hi, nbins + 1, H._grouped_edge_index(nbins, nbins // 1000))
+    edges = bin_rules.linspace_at(lo, hi, nbins + 1, tbx._grouped_edge_index(nbins, nbins // 1000))
     counts = np.histogram(x, edges)[0]
     nz = np.flatnonzero(counts)
     assert np.array_equal(h.bucket[1:], counts[nz[0] : nz[-1] + 1])
     assert np.array_equal(h.bucket_limit, edges[nz[0] : nz[-1] + 2])
 
 
-def test_binned_too_many_bins_for_range_widens_with_warning() -> None:
-    with pytest.warns(H.BinCountCappedWarning, match="too many bins"):
-        h = H.binned_histogram(np.array([1.0, np.nextafter(1.0, 2.0)]), 100)
+def test_stone_suboptimal_note_points_at_the_callers_line() -> None:
+    # Two spikes and a far outlier: the risk falls to the largest candidate; NumPy warns too.
+    x = np.concatenate([np.zeros(1000), np.full(1000, 1e-3), [1.0]])
+    with pytest.warns(RuntimeWarning, match="suboptimal"):
+        np.histogram_bin_edges(x, "stone")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        H.binned_histogram(x, "stone")
+    assert [(w.category, w.filename) for w in caught] == [(RuntimeWarning, __file__)]
+
+
+def test_binned_too_many_bins_for_range_widens_and_says_so() -> None:
+    h = H.binned_histogram(np.array([1.0, np.nextafter(1.0, 2.0)]), 100)
+    assert h.capped is not None and "too many bins" in h.capped
     assert h.bucket.sum() == 2
-    with pytest.warns(H.BinCountCappedWarning):
-        h = H.binned_histogram(np.full(4, 1e300), 10)
+    h = H.binned_histogram(np.full(4, 1e300), 10)
+    assert h.capped is not None and h.capped.startswith("bins=10: too many bins")
     assert h.bucket.sum() == 4
+    assert H.binned_histogram(np.arange(100.0), 10).capped is None
 
 
 def test_binned_nonfinite_and_empty() -> None:
@@ -552,9 +567,9 @@ def test_linspace_at_matches_numpy() -> None:
         a, b = sorted(rng.standard_normal(2) * 10.0 ** rng.integers(-300, 300))
         num = int(rng.integers(2, 500))
         idx = np.unique(rng.integers(0, num, 20))
-        assert np.array_equal(H._linspace_at(a, b, num, idx), np.linspace(a, b, num)[idx])
+        assert np.array_equal(bin_rules.linspace_at(a, b, num, idx), np.linspace(a, b, num)[idx])
     assert np.array_equal(
-        H._linspace_at(0.0, 5e-324, 31, np.arange(31)), np.linspace(0, 5e-324, 31)
+        bin_rules.linspace_at(0.0, 5e-324, 31, np.arange(31)), np.linspace(0, 5e-324, 31)
     )
 
 
@@ -580,8 +595,8 @@ def test_compress_matches_tensorboard_tf2() -> None:
     for x in datasets:
         for k in (30, 1, 7):
             b, _ = H.tf2_buckets(x, k)
-            assert H.compress_histogram(b) == _tb_compress(b)
-    assert H.compress_histogram(np.zeros((0, 3))) == [(bp, 0.0) for bp in H.NORMAL_HISTOGRAM_BPS]
+            assert TB.compress_histogram(b) == _tb_compress(b)
+    assert TB.compress_histogram(np.zeros((0, 3))) == [(bp, 0.0) for bp in TB.NORMAL_HISTOGRAM_BPS]
 
 
 def test_compress_matches_tensorboard_legacy() -> None:
@@ -602,19 +617,19 @@ def test_compress_matches_tensorboard_legacy() -> None:
             )
             value = summary_pb2.Summary.Value(tag="t", histo=proto)
             migrated = tensor_util.make_ndarray(data_compat.migrate_value(value).tensor)
-            ours = H.legacy_to_buckets(h)
+            ours = TB.legacy_to_buckets(h)
             assert ours.dtype == migrated.dtype and np.array_equal(ours, migrated)
-            assert H.compress_histogram(ours) == _tb_compress(migrated)
-            assert H.compress_histogram(H.legacy_to_buckets(h, loader="rust"))[0][0] == 0
+            assert TB.compress_histogram(ours) == _tb_compress(migrated)
+            assert TB.compress_histogram(TB.legacy_to_buckets(h, loader="rust"))[0][0] == 0
 
 
 def test_legacy_to_buckets_rust_form() -> None:
-    e = H.legacy_to_buckets(H.tf1_histogram([]), loader="rust")
+    e = TB.legacy_to_buckets(H.tf1_histogram([]), loader="rust")
     assert e.tolist() == [[DBL_MAX, -DBL_MAX, 0.0]]
-    r = H.legacy_to_buckets(H.tf1_histogram([5.0, 5.0]), loader="rust")
+    r = TB.legacy_to_buckets(H.tf1_histogram([5.0, 5.0]), loader="rust")
     assert r[0, 0] == 5.0 and r[-1, 1] == 5.0 and r[:, 2].tolist() == [0, 2, 0]
     with pytest.raises(ValueError, match="loader"):
-        H.legacy_to_buckets(H.tf1_histogram([1.0]), loader="go")  # type: ignore[arg-type]
+        TB.legacy_to_buckets(H.tf1_histogram([1.0]), loader="go")  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -623,7 +638,7 @@ def test_legacy_to_buckets_rust_form() -> None:
 
 def test_variable_stats() -> None:
     rng = np.random.default_rng(14)
-    x = (rng.standard_normal(H._CHUNK * 3 + 17) * 1e-3 + 1e4).astype(np.float64)
+    x = (rng.standard_normal(_source.CHUNK * 3 + 17) * 1e-3 + 1e4).astype(np.float64)
     v = H.variable_stats(x)
     assert v.mean == pytest.approx(np.mean(x), rel=1e-15)
     assert v.stddev == pytest.approx(np.sqrt(np.mean(np.square(x - np.mean(x)))), rel=1e-9)
@@ -669,7 +684,7 @@ def test_layouts_and_array_likes_agree() -> None:
         assert np.array_equal(H.tf2_buckets(view)[0], ref_tf2)
     strided = base[:, ::3]
     assert np.array_equal(H.tf1_histogram(strided).bucket, H.tf1_histogram(strided.copy()).bucket)
-    wide = rng.standard_normal((3, H._CHUNK + 5))[:, ::2]
+    wide = rng.standard_normal((3, _source.CHUNK + 5))[:, ::2]
     assert (
         H.tf1_histogram(wide, exact_sum=True).sum
         == H.tf1_histogram(wide.copy(), exact_sum=True).sum

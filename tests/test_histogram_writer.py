@@ -9,14 +9,10 @@ import numpy as np
 import pytest
 
 import npsummary
+from _tb_histograms import compress_histogram, legacy_to_buckets
 from conftest import read_run
 from npsummary import MemorySink, NonFiniteWarning, SummaryWriter
-from npsummary._histogram import (
-    TF1_BUCKET_LIMITS,
-    compress_histogram,
-    legacy_to_buckets,
-    tf1_histogram,
-)
+from npsummary._histogram import TF1_BUCKET_LIMITS, tf1_histogram
 from npsummary.proto import Event
 
 tensor_util = pytest.importorskip("tensorboard.util.tensor_util")

@@ -16,11 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from npsummary._grid import feature_map_grid, figure_to_hwc, kernel_grid, make_grid
 from npsummary._image import (
-    feature_map_grid,
-    figure_to_hwc,
-    kernel_grid,
-    make_grid,
     tf1_normalize_image,
     tf2_convert_image_dtype,
     to_hwc,
@@ -399,11 +396,19 @@ def test_make_grid_places_every_tile(
 
 
 @pytest.mark.parametrize(
-    "kwargs",
-    [{"ncols": 0}, {"padding": -1}, {"ncols": 2.5}, {"pad_value": 300}, {"ncols": True}],
+    ("kwargs", "error", "match"),
+    [
+        ({"ncols": 0}, ValueError, "ncols must be >= 1, got 0"),
+        ({"padding": -1}, ValueError, "padding must be >= 0, got -1"),
+        ({"pad_value": 300}, ValueError, "make_grid: pad_value"),
+        ({"ncols": 2.5}, TypeError, r"ncols must be an int, got 2\.5"),
+        ({"ncols": True}, TypeError, "ncols must be an int, got True"),
+        ({"padding": "1"}, TypeError, "padding must be an int, got"),
+    ],
 )
-def test_make_grid_errors(kwargs: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match="make_grid"):
+def test_make_grid_errors(kwargs: dict[str, Any], error: type, match: str) -> None:
+    # One mistake, one exception type: a non-int is a TypeError, a bad int a ValueError.
+    with pytest.raises(error, match=match):
         make_grid(np.zeros((2, 3, 3, 1), np.uint8), **kwargs)
 
 
@@ -548,6 +553,8 @@ def test_feature_map_grid_errors() -> None:
     x = np.zeros((2, 4, 4, 3))
     with pytest.raises(ValueError, match="sample 2 out of range"):
         feature_map_grid(x, sample=2)
+    with pytest.raises(TypeError, match=r"'f': sample must be an int, got 1\.0"):
+        feature_map_grid(x, sample=1.0, tag="f")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"feature map 'f'.*got shape \(2, 4, 4, 3\)"):
         feature_map_grid(x, "CHW", tag="f")
     with pytest.raises(ValueError, match="normalize"):

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 
@@ -59,6 +60,30 @@ def _who(tag: str | None, name: str) -> str:
     return name if tag is None else f"{tag!r}: {name}"
 
 
+@overload
+def check_int(
+    value: Any,
+    name: str,
+    *,
+    tag: str | None = ...,
+    minimum: int | None = ...,
+    maximum: int | None = ...,
+    allow_none: Literal[False] = ...,
+) -> int: ...
+
+
+@overload
+def check_int(
+    value: Any,
+    name: str,
+    *,
+    tag: str | None = ...,
+    minimum: int | None = ...,
+    maximum: int | None = ...,
+    allow_none: bool,
+) -> int | None: ...
+
+
 def check_int(
     value: Any,
     name: str,
@@ -66,31 +91,40 @@ def check_int(
     tag: str | None = None,
     minimum: int | None = None,
     maximum: int | None = None,
-) -> int:
+    allow_none: bool = False,
+) -> int | None:
     """Return ``value`` as a Python int, or raise naming ``tag`` and the argument ``name``.
 
-    Python ints, NumPy integers and objects with ``__index__`` are accepted; ``bool``, floats,
-    strings and anything else are a ``TypeError`` (so is any exception a user's ``__index__``
-    raises). A value outside ``[minimum, maximum]`` is a ``ValueError``.
+    Python ints, NumPy integers, 0-d integer arrays and objects with ``__index__`` (integer
+    torch tensors) are accepted; ``None`` only with ``allow_none`` (it is returned as is).
+    ``bool`` (Python, NumPy, or a 0-d bool array/tensor), floats, strings, timedeltas and
+    anything else are a ``TypeError``, and so is any exception a user's ``__index__`` raises.
+    A value outside ``[minimum, maximum]`` (inclusive) is a ``ValueError``.
     """
     if type(value) is int:
         number = value
-    elif isinstance(value, (bool, np.bool_, float, np.floating, str, np.timedelta64)):
-        raise TypeError(f"{_who(tag, name)} must be an int, got {_describe(value)}")
-    elif isinstance(value, (numbers.Integral, np.integer)):
-        number = int(value)
-    elif hasattr(value, "__index__"):
-        try:
-            number = int(value.__index__())
-        except Exception as exc:
-            raise TypeError(f"{_who(tag, name)} must be an int, got {_describe(value)}") from exc
+    elif value is None and allow_none:
+        return None
     else:
-        raise TypeError(f"{_who(tag, name)} must be an int, got {_describe(value)}")
+        number = _index(value, _who(tag, name), allow_none)
     if minimum is not None and number < minimum:
         raise ValueError(f"{_who(tag, name)} must be >= {minimum}, got {number}")
     if maximum is not None and number > maximum:
         raise ValueError(f"{_who(tag, name)} must be <= {maximum}, got {number}")
     return number
+
+
+def _index(value: Any, who: str, allow_none: bool) -> int:
+    """``value.__index__()`` for :func:`check_int`, refusing bools; any failure is TypeError."""
+    if not isinstance(value, (bool, np.bool_, float, np.floating, str, bytes, np.timedelta64)):
+        try:
+            # A 0-d bool array or tensor has __index__ too, but True is not a count.
+            if str(getattr(value, "dtype", "")) not in ("bool", "torch.bool"):
+                return operator.index(value)
+        except Exception:  # a user's __index__ (or dtype) may raise anything: the wrong kind
+            pass
+    expected = "an int or None" if allow_none else "an int"
+    raise TypeError(f"{who} must be {expected}, got {_describe(value)}")
 
 
 def check_choice(value: Any, name: str, choices: tuple[str, ...], *, tag: str | None = None) -> str:

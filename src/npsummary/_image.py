@@ -40,15 +40,8 @@ TF-exact conversions, checked against TensorFlow 2.21 golden files:
   and ``x * scale + offset`` is evaluated in the input dtype and truncated. uint8 is unchanged;
   other dtypes raise TypeError, as TF1 does.
 
-Grids: ``make_grid`` tiles ``[N, H, W, C]`` like torchvision (row-major, ``min(ncols, N)``
-columns, ``padding`` pixels around and between tiles, filled with ``pad_value``).
-``kernel_grid`` and ``feature_map_grid`` draw conv filters and activations as grids of tiles,
-each min-max normalised to [0, 1] by default (``normalize='tile'``); a constant tile becomes 0.5
-(gray 128) and non-finite values are left out of the min-max (NaN is drawn as 0, +inf as 255).
-Their results go through ``to_uint8``.
-
 Elementwise conversions work through the array in chunks of about 256 Ki elements, so temporaries
-stay small whatever the image size.
+stay small whatever the image size. Grids of images are in :mod:`npsummary._grid`.
 """
 
 from __future__ import annotations
@@ -59,24 +52,34 @@ from typing import Any
 
 import numpy as np
 
+__all__ = [
+    "as_image_array",
+    "parse_layout",
+    "tf1_normalize_image",
+    "tf2_convert_image_dtype",
+    "to_hwc",
+    "to_nhwc",
+    "to_uint8",
+    "who",
+]
+
 _CHANNELS = (1, 2, 3, 4)
 _CHUNK = 1 << 18
 _LAYOUTS = {2: "HW", 3: "HWC", 4: "NCHW"}
 _BATCH_LAYOUTS = {3: "NHW", 4: "NCHW"}
-_NORMALIZE = ("tile", "filter", "layer", "none")
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _as_array(data: object) -> np.ndarray:
+def as_image_array(data: object) -> np.ndarray:
     """NumPy view of an array-like; torch tensors are detached and moved to the CPU first."""
     if isinstance(data, np.ndarray):
         arr = data
     elif isinstance(data, (list, tuple)):
         if not data:
             raise ValueError("expected an array, got an empty sequence")
-        arr = np.stack([_as_array(item) for item in data])
+        arr = np.stack([as_image_array(item) for item in data])
     else:
         detach = getattr(data, "detach", None)
         if callable(detach) and hasattr(data, "cpu"):  # torch.Tensor, without importing torch
@@ -89,7 +92,7 @@ def _as_array(data: object) -> np.ndarray:
     return arr
 
 
-def _who(kind: str, tag: str) -> str:
+def who(kind: str, tag: str) -> str:
     return f"{kind} {tag!r}" if tag else kind
 
 
@@ -110,16 +113,16 @@ def _chunks(shape: tuple[int, ...], limit: int = _CHUNK) -> Iterator[tuple[int |
                 yield (i, *rest)
 
 
-def _parse_layout(dataformats: object, kind: str, tag: str) -> str:
+def parse_layout(dataformats: object, kind: str, tag: str) -> str:
     if not isinstance(dataformats, str):
         raise TypeError(
-            f"{_who(kind, tag)}: dataformats must be a str such as 'CHW', "
+            f"{who(kind, tag)}: dataformats must be a str such as 'CHW', "
             f"got {type(dataformats).__name__}"
         )
     fmt = dataformats.upper()
     if not fmt or set(fmt) - set("NCHW") or len(set(fmt)) != len(fmt):
         raise ValueError(
-            f"{_who(kind, tag)}: dataformats {dataformats!r} is not a layout; use each of the "
+            f"{who(kind, tag)}: dataformats {dataformats!r} is not a layout; use each of the "
             "letters N, C, H, W at most once, e.g. 'CHW', 'HWC', 'HW', 'NCHW' or 'NHWC'"
         )
     return fmt
@@ -129,7 +132,7 @@ def _layout_error(kind: str, tag: str, fmt: str, shape: tuple[int, ...]) -> str:
     need = f"a {len(fmt)}-D array"
     if "C" in fmt:
         need += " with C in {1, 2, 3, 4}"
-    msg = f"{_who(kind, tag)}: dataformats {fmt!r} expects {need}, got shape {shape}"
+    msg = f"{who(kind, tag)}: dataformats {fmt!r} expects {need}, got shape {shape}"
     if len(shape) == len(fmt) and "C" in fmt:
         for alt in ("CHW", "HWC", "NCHW", "NHWC"):
             if len(alt) == len(fmt) and alt != fmt and shape[alt.index("C")] in _CHANNELS:
@@ -146,7 +149,7 @@ def _transpose(
         names = [repr(v) for v in layouts.values()]
         options = ", ".join(names[:-1]) + " or " + names[-1]
         raise ValueError(
-            f"{_who(kind, tag)}: dataformats {fmt!r} must be a permutation of {options}, "
+            f"{who(kind, tag)}: dataformats {fmt!r} must be a permutation of {options}, "
             f"got shape {arr.shape}"
         )
     if arr.ndim != len(fmt) or ("C" in fmt and arr.shape[fmt.index("C")] not in _CHANNELS):
@@ -168,18 +171,20 @@ def to_hwc(image: Any, dataformats: str = "CHW", *, tag: str = "") -> np.ndarray
       ValueError: the layout is invalid, or the array's rank or channel count does not match it;
         the message names the shape received and the layout expected.
     """
-    arr = _as_array(image)
-    fmt = _parse_layout(dataformats, "image", tag)
+    arr = as_image_array(image)
+    fmt = parse_layout(dataformats, "image", tag)
     if len(fmt) == 4:
+        from ._grid import make_grid  # _grid builds on this module
+
         batch = _to_nhwc(arr, fmt, "image", tag)
         if batch.shape[0] == 0:
-            raise ValueError(f"{_who('image', tag)}: empty batch, shape {arr.shape}")
+            raise ValueError(f"{who('image', tag)}: empty batch, shape {arr.shape}")
         return make_grid(batch, ncols=8, padding=0)
     hwc = _transpose(arr, fmt, _LAYOUTS, "HWC", "image", tag)
     if hwc.ndim == 2:
         hwc = hwc[:, :, None]
     if hwc.shape[0] < 1 or hwc.shape[1] < 1:
-        raise ValueError(f"{_who('image', tag)}: H and W must be >= 1, got shape {arr.shape}")
+        raise ValueError(f"{who('image', tag)}: H and W must be >= 1, got shape {arr.shape}")
     return hwc
 
 
@@ -192,8 +197,8 @@ def to_nhwc(images: Any, dataformats: str = "NCHW", *, tag: str = "") -> np.ndar
     Raises:
       ValueError: as ``to_hwc``.
     """
-    fmt = _parse_layout(dataformats, "images", tag)
-    return _to_nhwc(_as_array(images), fmt, "images", tag)
+    fmt = parse_layout(dataformats, "images", tag)
+    return _to_nhwc(as_image_array(images), fmt, "images", tag)
 
 
 def _to_nhwc(arr: np.ndarray, fmt: str, kind: str, tag: str) -> np.ndarray:
@@ -201,42 +206,8 @@ def _to_nhwc(arr: np.ndarray, fmt: str, kind: str, tag: str) -> np.ndarray:
     if nhwc.ndim == 3:
         nhwc = nhwc[:, :, :, None]
     if nhwc.shape[1] < 1 or nhwc.shape[2] < 1:
-        raise ValueError(f"{_who(kind, tag)}: H and W must be >= 1, got shape {arr.shape}")
+        raise ValueError(f"{who(kind, tag)}: H and W must be >= 1, got shape {arr.shape}")
     return nhwc
-
-
-def make_grid(
-    nhwc: np.ndarray, ncols: int = 8, padding: int = 2, pad_value: float = 0
-) -> np.ndarray:
-    """Tile ``[N, H, W, C]`` into one ``[H', W', C]`` image of the same dtype.
-
-    Row-major, ``min(ncols, N)`` columns and ``ceil(N / columns)`` rows; ``padding`` pixels of
-    ``pad_value`` around and between tiles (torchvision's ``make_grid``; with ``padding=0`` it is
-    tensorboardX's). Empty cells of the last row are ``pad_value`` too.
-    """
-    arr = _as_array(nhwc)
-    if arr.ndim != 4 or arr.shape[0] < 1:
-        raise ValueError(f"make_grid expects a non-empty [N, H, W, C] array, got shape {arr.shape}")
-    for name, value, low in (("ncols", ncols, 1), ("padding", padding, 0)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise ValueError(f"make_grid: {name} must be an int >= {low}, got {value!r}")
-    try:
-        fill = np.array(pad_value, dtype=arr.dtype)
-    except (OverflowError, ValueError, TypeError) as exc:
-        raise ValueError(f"make_grid: pad_value {pad_value!r} does not fit {arr.dtype}") from exc
-    n, h, w, c = arr.shape
-    cols = min(int(ncols), n)
-    rows = -(-n // cols)
-    p = int(padding)
-    canvas = np.empty((rows * (h + p) + p, cols * (w + p) + p, c), arr.dtype)
-    canvas[...] = fill
-    for r in range(rows):
-        k = min(cols, n - r * cols)
-        top = r * (h + p) + p
-        # The k tiles of this row, seen as [H, k, W + p, C] inside the canvas.
-        band = canvas[top : top + h, p : p + k * (w + p)].reshape(h, k, w + p, c)
-        band[:, :, :w] = arr[r * cols : r * cols + k].transpose(1, 0, 2, 3)
-    return canvas
 
 
 # --------------------------------------------------------------------------- value rules
@@ -248,13 +219,13 @@ def to_uint8(image: Any, *, tag: str = "") -> tuple[np.ndarray, int]:
     Raises:
       TypeError: the dtype is not bool, an integer or a float type.
     """
-    arr = _as_array(image)
+    arr = as_image_array(image)
     kind = arr.dtype.kind
     if arr.dtype == np.uint8:
         return arr, 0
     if kind not in "buif":
         raise TypeError(
-            f"{_who('image', tag)}: values must be bool, integer or float, got dtype {arr.dtype}"
+            f"{who('image', tag)}: values must be bool, integer or float, got dtype {arr.dtype}"
         )
     out = np.empty(arr.shape, np.uint8)
     nan_count = 0
@@ -286,13 +257,13 @@ def tf2_convert_image_dtype(data: Any, *, tag: str = "") -> np.ndarray:
     Raises:
       TypeError: bool or a non-numeric dtype (TF raises AttributeError for these).
     """
-    arr = _as_array(data)
+    arr = as_image_array(data)
     dtype = arr.dtype
     if dtype == np.uint8:
         return arr
     if dtype.kind not in "iuf":
         raise TypeError(
-            f"{_who('image', tag)}: tf.image.convert_image_dtype accepts float and integer "
+            f"{who('image', tag)}: tf.image.convert_image_dtype accepts float and integer "
             f"images, got dtype {dtype}"
         )
     out = np.empty(arr.shape, np.uint8)
@@ -322,28 +293,28 @@ def tf1_normalize_image(
       TypeError: dtype other than uint8, float16, float32, float64 (TF1 rejects them too).
       ValueError: not 3-D/4-D with C in 1..4, or ``bad_color`` shorter than C.
     """
-    arr = _as_array(data)
+    arr = as_image_array(data)
     if arr.ndim not in (3, 4) or arr.shape[-1] not in _CHANNELS:
         raise ValueError(
-            f"{_who('image', tag)}: TF1 image summaries expect [H, W, C] or [N, H, W, C] with "
+            f"{who('image', tag)}: TF1 image summaries expect [H, W, C] or [N, H, W, C] with "
             f"C in {{1, 2, 3, 4}}, got shape {arr.shape}"
         )
     if arr.dtype == np.uint8:
         return arr
     if arr.dtype not in (np.float16, np.float32, np.float64):
         raise TypeError(
-            f"{_who('image', tag)}: TF1 image summaries accept uint8, float16, float32 or "
+            f"{who('image', tag)}: TF1 image summaries accept uint8, float16, float32 or "
             f"float64, got {arr.dtype}"
         )
     channels = arr.shape[-1]
     bad = np.asarray(bad_color)
     if bad.ndim != 1 or bad.shape[0] < channels or bad.dtype.kind not in "iu":
         raise ValueError(
-            f"{_who('image', tag)}: bad_color must be a 1-D integer sequence of length "
+            f"{who('image', tag)}: bad_color must be a 1-D integer sequence of length "
             f">= {channels}, got {bad_color!r}"
         )
     if bad.min() < 0 or bad.max() > 255:
-        raise ValueError(f"{_who('image', tag)}: bad_color must be in 0..255, got {bad_color!r}")
+        raise ValueError(f"{who('image', tag)}: bad_color must be in 0..255, got {bad_color!r}")
     bad = bad[:channels].astype(np.uint8)
     batch = arr[None] if arr.ndim == 3 else arr
     out = np.empty(batch.shape, np.uint8)
@@ -379,177 +350,3 @@ def _tf1_normalize_one(image: np.ndarray, bad: np.ndarray, out: np.ndarray) -> N
             dst = out[index]
             np.copyto(dst, v, casting="unsafe")  # truncation, like static_cast<uint8>
             dst[bad_pixel] = bad
-
-
-# --------------------------------------------------------------------------- grids
-
-
-def _normalize_groups(values: np.ndarray, groups: int, mode: str) -> np.ndarray:
-    """Min-max normalise each of ``groups`` equal consecutive parts of ``values`` to [0, 1]."""
-    if mode == "none":
-        return values
-    flat = values.astype(np.float64).reshape(groups if mode != "layer" else 1, -1)
-    finite = np.isfinite(flat)
-    lo = np.where(finite, flat, np.inf).min(axis=1, keepdims=True)
-    hi = np.where(finite, flat, -np.inf).max(axis=1, keepdims=True)
-    with np.errstate(over="ignore", invalid="ignore"):
-        # Halved so that hi - lo cannot overflow for weights near the float64 limits.
-        half_lo = lo / 2
-        span = hi / 2 - half_lo
-        ok = np.isfinite(span) & (span > 0)
-        scaled = (flat / 2 - np.where(ok, half_lo, 0.0)) / np.where(ok, span, 0.5)
-    # Constant (or all non-finite) groups are drawn mid-gray; non-finite values keep their
-    # sign as +-inf (-> 255 / 0) and NaN stays NaN (-> 0).
-    scaled = np.where(ok | ~finite, scaled, 0.5)
-    return scaled.reshape(values.shape)
-
-
-def _check_normalize(normalize: str, allowed: tuple[str, ...]) -> None:
-    if normalize not in allowed:
-        raise ValueError(f"normalize must be one of {allowed}, got {normalize!r}")
-
-
-def _grid_uint8(tiles: np.ndarray, ncols: int, padding: int, pad_value: float) -> np.ndarray:
-    return to_uint8(make_grid(tiles, ncols, padding, pad_value))[0]
-
-
-def kernel_grid(
-    weights: Any,
-    layout: str = "HWIO",
-    *,
-    ncols: int | None = None,
-    padding: int = 1,
-    normalize: str = "tile",
-    rgb: bool | None = None,
-    pad_value: float = 0.0,
-    tag: str = "",
-) -> np.ndarray:
-    """Conv filters of one layer as a single uint8 image ``[H, W, C]``.
-
-    Args:
-      weights: 4-D kernel; ``layout`` names its axes with O (out), I (in), H, W: ``'HWIO'``
-        (TF/Keras ``[kh, kw, in, out]``), ``'OIHW'`` (PyTorch) or any other permutation.
-      ncols: grid columns; default: the input-channel count for gray tiles (so row r is output
-        filter r and column c input channel c; ``ceil(sqrt(out))`` if in == 1), and
-        ``ceil(sqrt(out))`` for RGB tiles.
-      padding, pad_value: space between tiles and its value, on the normalised [0, 1] scale
-        (in the weights' own units with ``normalize='none'``).
-      normalize: ``'tile'`` (min-max per tile), ``'filter'`` (per output filter, across its
-        input channels), ``'layer'`` (one min-max for all weights) or ``'none'`` (weights are
-        taken as [0, 1] values). A constant tile/filter/layer becomes 0.5.
-      rgb: draw each output filter as one RGB tile from its three input channels. Default: when
-        the layer has exactly 3 input channels (a first layer over RGB images); otherwise every
-        (out, in) slice is its own gray tile, in order out-major.
-    """
-    arr = _as_array(weights)
-    if not isinstance(layout, str) or sorted(layout.upper()) != sorted("OIHW"):
-        raise ValueError(
-            f"{_who('kernel', tag)}: layout must be a permutation of 'OIHW' such as 'HWIO' or "
-            f"'OIHW', got {layout!r}"
-        )
-    fmt = layout.upper()
-    if arr.ndim != 4:
-        raise ValueError(
-            f"{_who('kernel', tag)}: layout {fmt!r} expects a 4-D array "
-            f"[{', '.join({'O': 'out', 'I': 'in', 'H': 'kh', 'W': 'kw'}[c] for c in fmt)}], "
-            f"got shape {arr.shape}"
-        )
-    if arr.size == 0:
-        raise ValueError(f"{_who('kernel', tag)}: empty kernel, shape {arr.shape}")
-    if arr.dtype.kind not in "buif":
-        raise TypeError(f"{_who('kernel', tag)}: weights must be numeric, got dtype {arr.dtype}")
-    _check_normalize(normalize, _NORMALIZE)
-    oihw = arr.transpose([fmt.index(c) for c in "OIHW"])
-    n_out, n_in, kh, kw = oihw.shape
-    if rgb is None:
-        rgb = n_in == 3
-    if rgb and n_in != 3:
-        raise ValueError(f"{_who('kernel', tag)}: rgb=True needs 3 input channels, got {n_in}")
-    if rgb:
-        tiles = oihw.transpose(0, 2, 3, 1)  # [out, kh, kw, 3]
-        groups = n_out
-        default_cols = math.ceil(math.sqrt(n_out))
-    else:
-        tiles = oihw.reshape(n_out * n_in, kh, kw, 1)
-        groups = n_out * n_in if normalize == "tile" else n_out
-        default_cols = n_in if n_in > 1 else math.ceil(math.sqrt(n_out))
-    if normalize == "filter":
-        groups = n_out
-    tiles = _normalize_groups(tiles, groups, normalize)
-    return _grid_uint8(tiles, default_cols if ncols is None else ncols, padding, pad_value)
-
-
-def feature_map_grid(
-    activations: Any,
-    dataformats: str = "NHWC",
-    *,
-    sample: int = 0,
-    ncols: int | None = None,
-    padding: int = 1,
-    normalize: str = "tile",
-    pad_value: float = 0.0,
-    tag: str = "",
-) -> np.ndarray:
-    """One sample's channels as a grid of gray tiles, uint8 ``[H, W, 1]``.
-
-    Args:
-      activations: 4-D (``dataformats`` a permutation of NCHW, e.g. ``'NHWC'`` or ``'NCHW'``) or
-        3-D for a single sample (a permutation of CHW); any number of channels.
-      sample: which batch element to draw (ignored for 3-D input).
-      ncols: grid columns, default ``ceil(sqrt(C))``.
-      normalize: ``'tile'`` (min-max per channel, the default), ``'layer'`` (one min-max over
-        the sample) or ``'none'`` (values taken as [0, 1]); a constant tile becomes 0.5.
-    """
-    arr = _as_array(activations)
-    fmt = _parse_layout(dataformats, "feature map", tag)
-    if sorted(fmt) not in (sorted("NCHW"), sorted("CHW")) or arr.ndim != len(fmt):
-        raise ValueError(
-            f"{_who('feature map', tag)}: dataformats {fmt!r} must be a permutation of 'NCHW' "
-            f"(or 'CHW' for one sample) with one letter per axis, got shape {arr.shape}"
-        )
-    if arr.dtype.kind not in "buif":
-        raise TypeError(f"{_who('feature map', tag)}: values must be numeric, got {arr.dtype}")
-    _check_normalize(normalize, ("tile", "layer", "none"))
-    chw = arr.transpose([fmt.index(c) for c in "NCHW" if c in fmt])
-    if chw.ndim == 4:
-        if not -chw.shape[0] <= sample < chw.shape[0]:
-            raise ValueError(
-                f"{_who('feature map', tag)}: sample {sample} out of range for batch of "
-                f"{chw.shape[0]}"
-            )
-        chw = chw[sample]
-    if chw.size == 0:
-        raise ValueError(f"{_who('feature map', tag)}: empty feature map, shape {arr.shape}")
-    channels = chw.shape[0]
-    tiles = _normalize_groups(chw[:, :, :, None], channels, normalize)
-    cols = math.ceil(math.sqrt(channels)) if ncols is None else ncols
-    return _grid_uint8(tiles, cols, padding, pad_value)
-
-
-# --------------------------------------------------------------------------- matplotlib
-
-
-def figure_to_hwc(figure: Any, *, rgba: bool = False) -> np.ndarray:
-    """Render a matplotlib figure; uint8 ``[H, W, 3]`` (``[H, W, 4]`` with ``rgba=True``).
-
-    Uses the figure's own canvas when it is Agg-based (has ``buffer_rgba``); otherwise draws
-    through a temporary ``FigureCanvasAgg`` (matplotlib is imported only then) and gives the
-    figure its original canvas back. The figure is not closed.
-    """
-    canvas = getattr(figure, "canvas", None)
-    if canvas is not None and hasattr(canvas, "buffer_rgba"):
-        canvas.draw()
-        pixels = np.array(canvas.buffer_rgba(), dtype=np.uint8)
-    else:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-        agg: Any = FigureCanvasAgg(figure)  # attaches itself to the figure
-        try:
-            agg.draw()
-            pixels = np.array(agg.buffer_rgba(), dtype=np.uint8)
-        finally:
-            if canvas is not None:
-                figure.set_canvas(canvas)
-    if pixels.ndim != 3 or pixels.shape[2] != 4:
-        raise ValueError(f"unexpected Agg buffer shape {pixels.shape}")
-    return pixels if rgba else np.ascontiguousarray(pixels[:, :, :3])

@@ -91,7 +91,8 @@ class ImageMethods(TbxWriterBase):
         Raises:
           TypeError, ValueError: bad input or an empty batch, naming the tag.
         """
-        from ._image import make_grid, to_nhwc
+        from ._grid import make_grid
+        from ._image import to_nhwc
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         images = img_tensor
@@ -126,7 +127,7 @@ class ImageMethods(TbxWriterBase):
         Raises:
           TypeError: not a figure. ValueError: an empty list, or figures of different sizes.
         """
-        from ._image import figure_to_hwc, make_grid
+        from ._grid import figure_to_hwc, make_grid
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         figures = list(figure) if isinstance(figure, (list, tuple)) else [figure]
@@ -179,7 +180,7 @@ class ImageMethods(TbxWriterBase):
         Raises:
           TypeError, ValueError: bad input, naming the tag.
         """
-        from ._image import kernel_grid
+        from ._grid import kernel_grid
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         columns, pad = _grid_options(tag, ncols, padding, ncols_optional=True)
@@ -217,7 +218,7 @@ class ImageMethods(TbxWriterBase):
         Raises:
           TypeError, ValueError: bad input, naming the tag.
         """
-        from ._image import feature_map_grid
+        from ._grid import feature_map_grid
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         columns, pad = _grid_options(tag, ncols, padding, ncols_optional=True)

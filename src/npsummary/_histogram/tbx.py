@@ -1,0 +1,282 @@
+"""tensorboardX's ``add_histogram(bins=..., max_bins=...)`` histograms, streamed.
+
+``np.histogram`` bins of the float64 values: an integer count of equal-width bins over ``[min,
+max]`` (widened by 0.5 when constant), explicit non-decreasing edges with the last bin closed,
+one of NumPy's bin-rule strings (see :mod:`.bin_rules`), or ``'tensorflow'`` (TF1's buckets).
+Then optional ``max_bins`` grouping (groups of ``nbins // max_bins`` adjacent bins, last group
+padded), then tensorboardX's trim: keep one empty bucket left of the first non-empty one and drop
+trailing empties; ``bucket_limit`` holds right edges. Values outside explicit edges are not
+counted but, as in tensorboardX, stay in min/max/num/sum.
+
+A rule asking for more than ``rule_bin_cap`` bins is grouped down as if ``max_bins=rule_bin_cap``;
+where NumPy would raise "Too many bins for data range" the bins are grouped until the edges
+increase. The result's ``capped`` says so in both cases (the caller warns, naming the tag).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TypeAlias
+
+import numpy as np
+
+from .._convert import check_int
+from ._results import (
+    DBL_MAX,
+    N_TF1,
+    TF1_BUCKET_LIMITS,
+    ArrayLike,
+    F64Array,
+    IntArray,
+    LegacyHistogram,
+    empty_legacy,
+)
+from ._source import Source, Stats, finite_chunks, fix_zero_signs, legacy, stats_pass
+from .bin_rules import RULE_NAMES, linspace_at, rule_nbins
+from .tf1 import encode_runs, tf1_histogram, tf1_pass
+
+__all__ = ["RULE_BIN_CAP", "BinsSpec", "binned_histogram"]
+
+RULE_BIN_CAP = 10_000
+BinsSpec: TypeAlias = "int | str | Sequence[float] | np.ndarray"
+
+
+def binned_histogram(
+    values: ArrayLike,
+    bins: BinsSpec,
+    max_bins: int | None = None,
+    *,
+    rule_bin_cap: int = RULE_BIN_CAP,
+) -> LegacyHistogram:
+    """tensorboardX ``add_histogram(values, bins=..., max_bins=...)`` fields, streamed.
+
+    Args:
+      values: real array of any shape.
+      bins: an int (equal-width bins over ``[min, max]``), a 1-D non-decreasing sequence of
+        edges, one of NumPy's rule names (``'auto', 'fd', 'doane', 'scott', 'stone', 'rice',
+        'sturges', 'sqrt'``), or ``'tensorflow'`` (the TF1 buckets of :func:`tf1_histogram`).
+      max_bins: if the histogram has more bins, group ``nbins // max_bins`` adjacent bins.
+      rule_bin_cap: most bins a rule name may produce before grouping kicks in (the result's
+        ``capped`` then says so).
+
+    Returns:
+      :class:`LegacyHistogram`; empty (or all non-finite) input gives TF1's empty histogram.
+
+    Raises:
+      TypeError: ``values`` not real; ``bins``, ``max_bins`` or ``rule_bin_cap`` of the wrong
+        type.
+      ValueError: unknown rule, non-positive bin count, edges not 1-D, NaN or decreasing,
+        ``max_bins`` or ``rule_bin_cap`` < 1.
+    """
+    spec = _parse_bins(bins)
+    mb = check_int(max_bins, "max_bins", minimum=1, allow_none=True)
+    cap = check_int(rule_bin_cap, "rule_bin_cap", minimum=1)
+    if isinstance(spec, str) and spec == "tensorflow":
+        return tf1_histogram(values) if mb is None else _tf1_grouped(values, mb)
+    src = Source(values)
+    st = stats_pass(src, Stats(moments=True, cap=src.chunk))
+    if st.n == 0:
+        return empty_legacy(st.nonfinite)
+    mn, mx = fix_zero_signs(src, st.mn, st.mx)
+    capped = None
+    if isinstance(spec, np.ndarray):
+        counts = _count(src, st, spec, uniform=False)
+        counts, limits = _group_counts(counts, spec, _group(spec.size - 1, mb))
+    else:
+        limits, capped = _equal_width_edges(src, st, spec, mn, mx, mb, cap)
+        counts = _count(src, st, limits, uniform=True)
+    bucket_limit, bucket = _trim_tbx(counts, limits)
+    return legacy(st, mn, mx, bucket_limit, bucket, capped)
+
+
+def _equal_width_edges(
+    src: Source,
+    st: Stats,
+    spec: int | str,
+    mn: float,
+    mx: float,
+    max_bins: int | None,
+    rule_bin_cap: int,
+) -> tuple[F64Array, str | None]:
+    """The (grouped) edges of ``spec`` equal-width bins, or a rule's, and why they were capped."""
+    first, last = np.float64(mn), np.float64(mx)
+    if first == last:
+        first, last = first - 0.5, last + 0.5
+    if isinstance(spec, str):
+        nbins = rule_nbins(spec, src, st, float(first), float(last))
+        asked = f"bins={spec!r} asked for {nbins} bins"
+    else:
+        nbins = spec
+        asked = f"bins={nbins}"
+    notes: list[str] = []
+    s = _group(nbins, max_bins)
+    if isinstance(spec, str) and nbins // s > rule_bin_cap:
+        s = max(s, nbins // rule_bin_cap)
+        notes.append(f"{asked}; grouped {s} at a time (rule_bin_cap={rule_bin_cap})")
+    limits, widened = _equal_edges(float(first), float(last), nbins, s, asked)
+    if widened is not None:
+        notes.append(widened)
+    return limits, "; ".join(notes) or None
+
+
+def _group(nbins: int, max_bins: int | None) -> int:
+    """tensorboardX's group size: ``nbins // max_bins`` when there are more bins than that."""
+    if max_bins is not None and nbins > max_bins:
+        return nbins // max_bins
+    return 1
+
+
+def _grouped_edge_index(nbins: int, s: int) -> IntArray:
+    """Indices 0, s, 2s, ... and ``nbins`` of the edges left after grouping by ``s``."""
+    idx = np.arange(0, nbins, s, dtype=np.int64)
+    return np.append(idx, nbins)
+
+
+def _sum_groups(counts: IntArray, s: int) -> IntArray:
+    """Sums of ``s`` adjacent counts, the last group padded with zeros."""
+    rem = counts.size % s
+    if rem:
+        counts = np.concatenate([counts, np.zeros(s - rem, counts.dtype)])
+    summed: IntArray = counts.reshape(-1, s).sum(axis=1)
+    return summed
+
+
+def _equal_edges(
+    first: float, last: float, nbins: int, s: int, asked: str
+) -> tuple[F64Array, str | None]:
+    """Edges 0, s, 2s, ... and nbins of ``np.linspace(first, last, nbins + 1)``.
+
+    NumPy raises "Too many bins for data range" when the edges are not strictly increasing;
+    a logger should not fail on data, so groups are widened until they are, down to the single
+    bin ``[first, last]``; the second result then says so."""
+    limits = linspace_at(first, last, nbins + 1, _grouped_edge_index(nbins, s))
+    widened = False
+    while limits.size > 2 and np.any(limits[1:] <= limits[:-1]):
+        s = nbins if s * 2 >= nbins else s * 2
+        widened = True
+        limits = linspace_at(first, last, nbins + 1, _grouped_edge_index(nbins, s))
+    if not widened:
+        return limits, None
+    return limits, (
+        f"{asked}: too many bins for the data range [{first!r}, {last!r}]; grouped {s} at a time"
+    )
+
+
+def _count(src: Source, st: Stats, edges: F64Array, *, uniform: bool) -> IntArray:
+    """Counts of the finite values of ``src`` in the bins of ``edges`` (see _EdgeCounter)."""
+    counter = _EdgeCounter(edges, uniform=uniform)
+    for c in finite_chunks(src, st.bad):
+        counter.add(c)
+    return counter.acc
+
+
+class _EdgeCounter:
+    """Counts by edges: bin i holds ``e[i] <= x < e[i+1]``, the last bin closed; values
+    outside ``[e[0], e[-1]]`` are not counted. ``uniform`` edges get an arithmetic index
+    guess corrected against the edges, others a binary search."""
+
+    def __init__(self, edges: F64Array, *, uniform: bool) -> None:
+        self.edges = edges
+        self.nb = edges.size - 1
+        self.uniform = uniform and self.nb >= 1 and bool(np.all(edges[1:] > edges[:-1]))
+        self.acc = np.zeros(self.nb, np.int64)
+        if self.uniform:
+            self.first = float(edges[0])
+            span = float(edges[-1]) - float(edges[0])
+            scale = self.nb / span if math.isfinite(span) and span > 0 else 0.0
+            # A subnormal span overflows the scale to inf (0 * inf = NaN): use the exact
+            # searchsorted path instead.
+            self.scale = scale if math.isfinite(scale) else 0.0
+
+    def add(self, c: np.ndarray) -> None:
+        x = c.astype(np.float64, copy=False)
+        e = self.edges
+        nb = self.nb
+        if not self.uniform or self.scale == 0.0:
+            i = np.searchsorted(e, x, side="right") - 1
+            keep = (i >= 0) & (x <= e[-1])
+            if not keep.all():
+                i = i[keep]
+            np.minimum(i, nb - 1, out=i)
+            self.acc += np.bincount(i, minlength=nb)
+            return
+        g = (x - self.first) * self.scale
+        np.clip(g, 0, nb - 1, out=g)
+        i = g.astype(np.intp)
+        while True:
+            low = x < e[i]
+            high = (x >= e[i + 1]) & (i < nb - 1)
+            if not (low.any() or high.any()):
+                break
+            i -= low
+            i += high
+        self.acc += np.bincount(i, minlength=nb)
+
+
+def _trim_tbx(counts: IntArray, limits: F64Array) -> tuple[F64Array, F64Array]:
+    """tensorboardX's ``make_histogram`` trimming (one empty bucket kept on the left)."""
+    nz = np.flatnonzero(counts > 0)
+    if nz.size == 0:
+        return np.array([DBL_MAX]), np.array([0.0])
+    start = int(nz[0])
+    end = int(nz[-1]) + 1
+    c = counts[start - 1 : end] if start > 0 else np.concatenate([[0], counts[:end]])
+    lim = limits[start : end + 1]
+    return np.asarray(lim, np.float64).copy(), c.astype(np.float64)
+
+
+def _group_counts(counts: IntArray, limits: F64Array, s: int) -> tuple[IntArray, F64Array]:
+    """tensorboardX's ``max_bins`` grouping of explicit-edge counts."""
+    if s <= 1:
+        return counts, limits
+    counts = _sum_groups(counts, s)
+    new = np.empty(counts.size + 1, limits.dtype)
+    new[:-1] = limits[:-1:s]
+    new[-1] = limits[-1]
+    return counts, new
+
+
+def _parse_bins(bins: object) -> int | str | F64Array:
+    """``bins`` as a bin count, a rule name or float64 edges (1-D, non-decreasing, no NaN)."""
+    if isinstance(bins, str):
+        if bins == "tensorflow" or bins in RULE_NAMES:
+            return bins
+        raise ValueError(
+            f"bins={bins!r} is not a bin rule; expected 'tensorflow' or one of {RULE_NAMES}"
+        )
+    if np.ndim(bins) == 0:  # type: ignore[arg-type]
+        try:
+            return check_int(bins, "bins", minimum=1)
+        except TypeError:
+            raise TypeError(
+                f"bins must be an int, a rule name or edges, got {type(bins).__name__} {bins!r}"
+            ) from None
+    try:
+        edges = np.asarray(bins, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"bin edges must be real numbers, got {bins!r}") from e
+    if edges.ndim != 1 or edges.size < 2:
+        raise ValueError(f"bin edges must be 1-D with at least 2 entries, got shape {edges.shape}")
+    if np.isnan(edges).any():
+        raise ValueError(f"bin edges must not contain NaN, got {edges.tolist()!r}")
+    if np.any(edges[1:] < edges[:-1]):
+        raise ValueError(f"bin edges must be non-decreasing, got {edges.tolist()!r}")
+    return edges
+
+
+def _tf1_grouped(values: ArrayLike, max_bins: int) -> LegacyHistogram:
+    """'tensorflow' bins with max_bins: group TF1's 1551 buckets the tensorboardX way."""
+    src = Source(values)
+    st, counts = tf1_pass(src, exact_sum=False, moments=False)
+    if st.n == 0:
+        return empty_legacy(st.nonfinite)
+    mn, mx = fix_zero_signs(src, st.mn, st.mx)
+    s = _group(N_TF1, max_bins)
+    c = counts.astype(np.int64)
+    if s > 1:
+        c = _sum_groups(c, s)
+    # right edge of each group = limit of its last bucket (TF1 limits are right edges)
+    right = TF1_BUCKET_LIMITS[np.minimum(np.arange(s - 1, s * c.size, s), N_TF1 - 1)]
+    limits, bucket = encode_runs(c.astype(np.float64), right)
+    return legacy(st, mn, mx, limits, bucket)

@@ -1,0 +1,100 @@
+"""TensorBoard's *reader* side of histograms, for tests: what TensorBoard shows of our records.
+
+Not part of npsummary's runtime: the logger writes, TensorBoard reads. These emulate, with the
+same float operations, how TensorBoard's loaders migrate a legacy ``HistogramProto`` to ``[k, 3]``
+buckets (:func:`legacy_to_buckets`) and how its distribution plugin compresses buckets
+(:func:`compress_histogram`, nine basis points of the normal CDF, linear interpolation inside
+buckets), so tests can compare what a user would see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from npsummary._histogram import LegacyHistogram
+
+__all__ = ["NORMAL_HISTOGRAM_BPS", "compress_histogram", "legacy_to_buckets"]
+
+# Normal CDF at (-inf, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, +inf) standard deviations, in basis points.
+NORMAL_HISTOGRAM_BPS: tuple[int, ...] = (0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000)
+
+
+def compress_histogram(
+    buckets: npt.ArrayLike, bps: Sequence[int] = NORMAL_HISTOGRAM_BPS
+) -> list[tuple[int, float]]:
+    """TensorBoard's distribution compression of ``[k, 3]`` buckets (left, right, count).
+
+    For each basis point ``bp`` (1/100 of a percent) the value where the cumulative count
+    reaches ``bp``, interpolating linearly inside the bucket; the same float operations as
+    ``tensorboard.plugins.distribution.compressor.compress_histogram``, so the same result.
+    """
+    b = np.array(buckets)
+    if not b.size:
+        return [(int(bp), 0.0) for bp in bps]
+    if b.ndim != 2 or b.shape[1] != 3:
+        raise ValueError(f"buckets must have shape [k, 3], got {b.shape}")
+    minmin, maxmax = b[0][0], b[-1][1]
+    counts = b[:, 2]
+    right = b[:, 1]
+    weights = (counts * bps[-1] / (counts.sum() or 1.0)).cumsum()
+    out: list[tuple[int, float]] = []
+    j = 0
+    while j < len(bps):
+        i = int(np.searchsorted(weights, bps[j], side="right"))
+        while i < len(weights):
+            cum = weights[i]
+            prev = weights[i - 1] if i > 0 else 0.0
+            if cum == prev:
+                i += 1
+                continue
+            lhs = minmin if (not i or not prev) else max(right[i - 1], minmin)
+            rhs = min(right[i], maxmax)
+            value = lhs + (bps[j] - prev) * float(rhs - lhs) / (cum - prev)
+            out.append((int(bps[j]), float(value)))
+            j += 1
+            break
+        else:
+            break
+    while j < len(bps):
+        out.append((int(bps[j]), float(maxmax)))
+        j += 1
+    return out
+
+
+def legacy_to_buckets(
+    h: LegacyHistogram, *, loader: Literal["python", "rust"] = "python"
+) -> np.ndarray:
+    """``[k, 3]`` buckets as TensorBoard migrates a legacy HistogramProto on read.
+
+    ``loader='python'`` (``data_compat._migrate_histogram_value``): drop empty buckets at both
+    ends, left edge of the first = ``min``, right edge of the last = ``max``, float32.
+    ``loader='rust'`` (``data_compat.rs``): keep every bucket, float64.
+    """
+    limits = np.asarray(h.bucket_limit, np.float64)
+    counts = np.asarray(h.bucket, np.float64)
+    if loader == "rust":
+        out = np.empty((counts.size, 3))
+        if counts.size:
+            out[0, 0] = h.min
+            out[1:, 0] = limits[:-1]
+            out[:-1, 1] = limits[:-1]
+            out[-1, 1] = h.max
+            out[:, 2] = counts
+        return out
+    if loader != "python":
+        raise ValueError(f"loader must be 'python' or 'rust', got {loader!r}")
+    nz = np.flatnonzero(counts > 0)
+    if nz.size == 0:
+        return np.zeros((0, 3), np.float32)
+    start, end = int(nz[0]), int(nz[-1])
+    inner = limits[start:end].tolist()
+    lefts = [h.min, *inner]
+    rights = [*inner, h.max]
+    out32: np.ndarray = np.array(
+        [lefts, rights, counts[start : end + 1].tolist()], dtype=np.float32
+    ).T
+    return out32
