@@ -259,3 +259,11 @@ def test_warnings_name_the_tag() -> None:
     writer = SummaryWriter(MemorySink())
     with pytest.warns(npsummary.NonFiniteWarning, match="'named'"):
         writer.add_histogram("named", [1.0, np.nan], 0)
+
+
+def test_bin_count_capped_warning_names_the_tag_and_points_at_the_caller() -> None:
+    writer = SummaryWriter(MemorySink())
+    wide = np.append(np.linspace(0.0, 1.0, 10_000), 1e9)  # fd asks for ~1e12 bins
+    with pytest.warns(npsummary.BinCountCappedWarning, match="'capped'") as caught:
+        writer.add_histogram("capped", wide, 0, bins="fd")
+    assert [w.filename for w in caught] == [__file__]

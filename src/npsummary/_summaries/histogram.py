@@ -99,9 +99,8 @@ def tensorboardx_histogram(tag: str, values: Any, bins: Any, max_bins: Any) -> L
         if bins.ndim == 0:
             bins = _bucket_count(tag, "bins", bins)
     histogram = tagged(tag, binned_histogram, as_array(values, tag), bins, max_bins)
-    capped = getattr(histogram, "capped", None)
-    if capped:
-        warn_user(f"{tag!r}: {capped}", BinCountCappedWarning)
+    if histogram.capped:
+        warn_user(f"{tag!r}: {histogram.capped}", BinCountCappedWarning)
     return histogram
 
 
