@@ -16,15 +16,23 @@ Semantics mirror ``tensorflow/python/ops/summary_ops_v2.py``:
 
 from __future__ import annotations
 
-import contextlib
-import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._context import state
+from ._context import (
+    get_step,
+    name_scope,
+    record_if,
+    scoped_tag,
+    set_step,
+    should_record,
+    should_record_summaries,
+    state,
+    summary_scope,
+)
 from ._convert import check_int, check_tag, check_text, to_float, to_float32_range, to_step
 from ._core import EventWriter
 from ._summaries.audio import audio_clips, audio_value
@@ -62,27 +70,10 @@ NO_STEP_MESSAGE = (
 )
 
 
-def set_step(step: StepLike) -> None:
-    """Set the default step of the current thread (``tf.summary.experimental.set_step``)."""
-    state.step = None if step is None else to_step(step, "step")
-
-
-def get_step() -> int | None:
-    """Return the default step of the current thread, or ``None``."""
-    return state.step
-
-
-def _should_record() -> bool:
-    condition = state.record_if
-    if callable(condition):
-        condition = condition()
-    return bool(condition)
-
-
 def _default_writer() -> EventWriter | None:
     """The live default writer of this thread if summaries are recorded now, else None."""
     writer = state.writer
-    if writer is None or writer._writer is None or not _should_record():
+    if writer is None or writer._writer is None or not should_record():
         return None
     live: EventWriter = writer._writer
     return live
@@ -106,7 +97,7 @@ def _record(name: Any, step: Any, build: Callable[[EventWriter, str], bytes]) ->
     writer = _default_writer()
     if writer is None:
         return False
-    tag = _tag(name)
+    tag = scoped_tag(name)
     step = _step_for(step, tag)
     writer.write_values([build(writer, tag)], step, time.time())
     return True
@@ -133,84 +124,12 @@ def scalar(
     writer = _default_writer()
     if writer is None:
         return False
-    tag = _tag(name)
+    tag = scoped_tag(name)
     step = _step_for(step, tag)
     value = to_float32_range(to_float(data, tag))
     description = check_text(description, "description", tag=tag)
     writer.write_scalar(tag, value, step, time.time(), description)
     return True
-
-
-# -- name scopes, recording condition -------------------------------------------------------------
-
-_INVALID_SCOPE_CHARACTERS = re.compile(r"[^-_/.A-Za-z0-9]")
-
-
-def _tag(name: Any) -> str:
-    """The tag of a summary called ``name`` under the current name scope."""
-    return state.name_scope + check_tag(name, "name")
-
-
-@contextlib.contextmanager
-def name_scope(name: str | None) -> Iterator[str]:
-    """Context manager prefixing the tags of summaries written inside it, like ``tf.name_scope``.
-
-    Scopes nest (``a`` then ``b`` gives tags ``a/b/<name>``); a name ending in ``/`` replaces the
-    current scope instead of extending it, and an empty name or ``None`` clears it. Yields the
-    scope string (``"a/b/"``). The scope is per thread and also applies to ``npsummary.v1``.
-    """
-    old = state.name_scope
-    if not name:
-        scope = ""
-    else:
-        name = check_tag(name, "name_scope name")
-        scope = name if name.endswith("/") else old + name + "/"
-    state.name_scope = scope
-    try:
-        yield scope
-    finally:
-        state.name_scope = old
-
-
-@contextlib.contextmanager
-def summary_scope(
-    name: str | None, default_name: str = "summary", values: Any = None
-) -> Iterator[tuple[str, str]]:
-    """``tf.summary.experimental.summary_scope``: yields ``(tag, scope)`` for a summary.
-
-    ``tag`` is the current name scope plus ``name`` verbatim; ``scope`` is a name scope entered
-    for the duration of the block, built from ``name`` stripped of characters outside
-    ``[-_/.A-Za-z0-9]`` (or ``default_name`` if nothing is left). ``values`` is ignored.
-    """
-    name = name or default_name
-    tag = _tag(name)
-    scope_name = _INVALID_SCOPE_CHARACTERS.sub("", name) or default_name
-    with name_scope(scope_name) as scope:
-        yield tag, scope
-
-
-@contextlib.contextmanager
-def record_if(condition: bool | Callable[[], Any]) -> Iterator[None]:
-    """Context manager: summaries inside write only while ``condition`` holds.
-
-    ``condition`` is a bool (or anything ``bool()`` accepts) or a callable evaluated at every
-    summary call, e.g. ``lambda: step % 100 == 0``. The previous condition is restored on exit.
-    """
-    old = state.record_if
-    state.record_if = condition
-    try:
-        yield
-    finally:
-        state.record_if = old
-
-
-def should_record_summaries() -> bool:
-    """Whether a summary written now would be recorded: a default writer exists and the
-    ``record_if`` condition holds."""
-    writer = state.writer
-    if writer is None or writer._writer is None:
-        return False
-    return _should_record()
 
 
 # -- more summary kinds -------------------------------------------------------------------------
