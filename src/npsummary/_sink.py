@@ -173,19 +173,23 @@ def _create_event_file(directory: str, suffix: str, now: float) -> tuple[str, in
             continue
 
 
-class _FileState:
-    """Everything the background thread needs; kept apart from FileSink so GC can finalize it."""
+class PendingState:
+    """Records waiting to be written by the shared flusher, and the error bookkeeping every sink
+    shares: failures are retried with exponential backoff and reported by the next call.
 
-    def __init__(
-        self, directory: str, suffix: str, flush_secs: float, max_queue: int, max_pending_bytes: int
-    ) -> None:
-        self.directory = directory
-        self.suffix = suffix
+    Subclasses implement :meth:`drain` (write what is pending) and say where records go in
+    ``path``; the flusher only reads ``wake_sent`` and ``deadline``.
+    """
+
+    #: What ``raise_error`` calls the destination ("event file", "remote event file").
+    noun = "event file"
+
+    def __init__(self, flush_secs: float, max_queue: int, max_pending_bytes: int) -> None:
         self.flush_secs = flush_secs
         self.max_queue = max_queue
         self.max_pending_bytes = max_pending_bytes
         self.lock = threading.Lock()  # guards the pending list and the error fields
-        self.io_lock = threading.Lock()  # serializes writes to the descriptor
+        self.io_lock = threading.Lock()  # serializes writes to the destination
         self.children_lock = threading.Lock()  # serializes creating sub-run sinks
         self.pending: list[bytes] = []
         self.pending_bytes = 0
@@ -200,6 +204,106 @@ class _FileState:
         self.unwritten = 0  # records still pending when close() gave up
         self.closed = False
         self.path = ""
+
+    def drain(self, *, fsync: bool) -> None:
+        """Write every pending record (``fsync``: make it durable now)."""
+        raise NotImplementedError
+
+    def record_failure(self, exc: BaseException, path: str) -> None:
+        """Remember a failed write and schedule a retry (caller holds ``lock``)."""
+        self.error = self.last_error = exc
+        self.error_path = path
+        self.failing = True
+        self.failures += 1
+        # Retry in the background with exponential backoff; write() does not wake the flusher
+        # while failing, so a full disk or a dead server costs no CPU per logged record.
+        self.wake_sent = False
+        delay = self.flush_secs * 2.0 ** min(self.failures - 1, 30)
+        delay = min(delay, max(self.flush_secs, MAX_RETRY_SECS))
+        self.deadline = time.monotonic() + delay
+
+    def record_success(self, written_bytes: int) -> None:
+        """Forget the failure streak once a write went through (caller holds ``lock``)."""
+        self.pending_bytes -= written_bytes
+        self.failing = False
+        self.failures = 0
+
+    def enqueue(self, payload: bytes, ready: bool) -> bool:
+        """Queue ``payload`` (caller holds ``lock``); return whether to wake the flusher.
+
+        ``ready``: the queue is worth writing before the deadline (e.g. more than max_queue).
+        """
+        if self.pending_bytes > self.max_pending_bytes:
+            self.dropped += 1
+            return False
+        self.pending.append(payload)
+        self.pending_bytes += len(payload)
+        # Wake the flusher once per batch: when the batch starts (so it sleeps until the
+        # batch's deadline) and when it is ready (so it writes it now).
+        wake = not self.deadline
+        if wake:
+            self.deadline = time.monotonic() + self.flush_secs
+        if ready and not self.wake_sent and not self.failing:
+            self.wake_sent = wake = True
+        return wake
+
+    def raise_error(self) -> None:
+        """Raise the pending error, if any; dropped or unwritten records are never silent."""
+        with self.lock:
+            exc, self.error = self.error, None
+            dropped, self.dropped = self.dropped, 0
+            unwritten, self.unwritten = self.unwritten, 0
+            kept = len(self.pending)
+            cause = exc or self.last_error
+            path = self.error_path or self.path
+        if exc is None and not dropped and not unwritten:
+            return
+        message = f"writing {self.noun} {path} failed: {cause}"
+        if dropped:
+            message += (
+                f"; {dropped} records dropped while writes kept failing (more than "
+                f"max_pending_bytes={self.max_pending_bytes} were waiting)"
+            )
+        if unwritten:
+            message += f"; {unwritten} records could not be written before close"
+        elif kept:
+            message += f"; {kept} records kept and retried"
+        code = getattr(cause, "errno", None) or errno.EIO
+        raise EventWriteError(code, message) from cause
+
+    def give_up(self) -> None:
+        """At close: count what is still unwritten (reported by close) and free the memory."""
+        with self.lock:
+            self.closed = True
+            self.unwritten += len(self.pending)
+            self.pending = []
+            self.pending_bytes = 0
+
+    def reset_after_fork(self) -> None:
+        self.lock = threading.Lock()
+        self.io_lock = threading.Lock()
+        self.children_lock = threading.Lock()
+        self.pending = []
+        self.pending_bytes = 0
+        self.wake_sent = False
+        self.deadline = 0.0
+        self.error = None
+        self.failing = False
+        self.failures = 0
+        self.dropped = 0
+        self.unwritten = 0
+        self.path = ""
+
+
+class _FileState(PendingState):
+    """Everything the background thread needs; kept apart from FileSink so GC can finalize it."""
+
+    def __init__(
+        self, directory: str, suffix: str, flush_secs: float, max_queue: int, max_pending_bytes: int
+    ) -> None:
+        super().__init__(flush_secs, max_queue, max_pending_bytes)
+        self.directory = directory
+        self.suffix = suffix
         self.fd = -1
         self.size = 0  # bytes of complete records in the file
         self._open_new_file()
@@ -286,57 +390,18 @@ class _FileState:
             except OSError as exc:
                 with self.lock:
                     self.pending[:0] = batch
-                    self.error = self.last_error = exc
-                    self.error_path = self.path
-                    self.failing = True
-                    self.failures += 1
-                    # Retry in the background with exponential backoff; write() does not wake
-                    # the flusher while failing, so a full disk costs no CPU per logged record.
-                    self.wake_sent = False
-                    delay = self.flush_secs * 2.0 ** min(self.failures - 1, 30)
-                    delay = min(delay, max(self.flush_secs, MAX_RETRY_SECS))
-                    self.deadline = time.monotonic() + delay
+                    self.record_failure(exc, self.path)
             else:
                 with self.lock:
-                    self.pending_bytes -= batch_bytes
-                    self.failing = False
-                    self.failures = 0
-
-    def raise_error(self) -> None:
-        """Raise the pending error, if any; dropped or unwritten records are never silent."""
-        with self.lock:
-            exc, self.error = self.error, None
-            dropped, self.dropped = self.dropped, 0
-            unwritten, self.unwritten = self.unwritten, 0
-            kept = len(self.pending)
-            cause = exc or self.last_error
-            path = self.error_path or self.path
-        if exc is None and not dropped and not unwritten:
-            return
-        message = f"writing event file {path} failed: {cause}"
-        if dropped:
-            message += (
-                f"; {dropped} records dropped while writes kept failing (more than "
-                f"max_pending_bytes={self.max_pending_bytes} were waiting)"
-            )
-        if unwritten:
-            message += f"; {unwritten} records could not be written before close"
-        elif kept:
-            message += f"; {kept} records kept and retried"
-        code = getattr(cause, "errno", None) or errno.EIO
-        raise EventWriteError(code, message) from cause
+                    self.record_success(batch_bytes)
 
     def close(self) -> None:
         if self.closed:
             return
         self.drain(fsync=True)
         with self.io_lock:
-            self.closed = True
-            with self.lock:
-                # A failed last write: report the loss at this close() and free the memory.
-                self.unwritten += len(self.pending)
-                self.pending = []
-                self.pending_bytes = 0
+            # A failed last write: report the loss at this close() and free the memory.
+            self.give_up()
             if self.fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(self.fd)
@@ -344,44 +409,35 @@ class _FileState:
         _FLUSHER.unregister(self)
 
     def reset_after_fork(self) -> None:
-        self.lock = threading.Lock()
-        self.io_lock = threading.Lock()
-        self.children_lock = threading.Lock()
-        self.pending = []
-        self.pending_bytes = 0
-        self.wake_sent = False
-        self.deadline = 0.0
-        self.error = None
-        self.failing = False
-        self.failures = 0
-        self.dropped = 0
-        self.unwritten = 0
+        super().reset_after_fork()
         if self.fd >= 0:
             with contextlib.suppress(OSError):
                 os.close(self.fd)
         self.fd = -1
-        self.path = ""
 
 
-class _Flusher:
-    """One daemon thread that writes pending records for every open FileSink in the process."""
+class Flusher:
+    """One daemon thread that writes pending records for every registered sink in the process.
 
-    def __init__(self) -> None:
+    Local files share one; remote sinks have their own, so a slow or unreachable
+    server never delays a local file.
+    """
+
+    def __init__(self, name: str = "npsummary-flusher") -> None:
+        self._name = name
         self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._states: set[_FileState] = set()
+        self._states: set[PendingState] = set()
         self._thread: threading.Thread | None = None
 
-    def register(self, state: _FileState) -> None:
+    def register(self, state: PendingState) -> None:
         with self._lock:
             self._states.add(state)
             if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._run, name="npsummary-flusher", daemon=True
-                )
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
 
-    def unregister(self, state: _FileState) -> None:
+    def unregister(self, state: PendingState) -> None:
         with self._lock:
             self._states.discard(state)
         self._wake.set()
@@ -424,15 +480,20 @@ class _Flusher:
         self._states = set()
 
 
-_FLUSHER = _Flusher()
-atexit.register(_FLUSHER.drain_all)
-# multiprocessing's fork and forkserver children leave through os._exit(), which skips atexit but
-# not threading's exit hooks (multiprocessing runs threading._shutdown() first).
-_register_thread_exit = getattr(threading, "_register_atexit", None)
-if _register_thread_exit is not None:
-    _register_thread_exit(_FLUSHER.drain_all)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_FLUSHER.reset_after_fork)
+def install_exit_hooks(flusher: Flusher) -> None:
+    """Write what ``flusher`` holds at interpreter exit; give forked children a clean one."""
+    atexit.register(flusher.drain_all)
+    # multiprocessing's fork and forkserver children leave through os._exit(), which skips
+    # atexit but not threading's exit hooks (multiprocessing runs threading._shutdown() first).
+    register_thread_exit = getattr(threading, "_register_atexit", None)
+    if register_thread_exit is not None:
+        register_thread_exit(flusher.drain_all)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=flusher.reset_after_fork)
+
+
+_FLUSHER = Flusher()
+install_exit_hooks(_FLUSHER)
 
 
 class FileSink:
@@ -489,18 +550,7 @@ class FileSink:
             # dropped (and counted in the error) only while writes keep failing.
             state.drain(fsync=False)
         with state.lock:
-            if state.pending_bytes > state.max_pending_bytes:
-                state.dropped += 1
-                return
-            state.pending.append(payload)
-            state.pending_bytes += len(payload)
-            # Wake the flusher once per batch: when the batch starts (so it sleeps until the
-            # batch's deadline) and when it outgrows max_queue (so it writes it now).
-            wake = not state.deadline
-            if wake:
-                state.deadline = time.monotonic() + state.flush_secs
-            if len(state.pending) > state.max_queue and not state.wake_sent and not state.failing:
-                state.wake_sent = wake = True
+            wake = state.enqueue(payload, len(state.pending) >= state.max_queue)
         if wake:
             _FLUSHER.wake()
 
