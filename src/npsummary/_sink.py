@@ -253,7 +253,7 @@ class PendingState:
             exc, self.error = self.error, None
             dropped, self.dropped = self.dropped, 0
             unwritten, self.unwritten = self.unwritten, 0
-            kept = len(self.pending)
+            kept = self.held_records()
             cause = exc or self.last_error
             path = self.error_path or self.path
         if exc is None and not dropped and not unwritten:
@@ -271,11 +271,15 @@ class PendingState:
         code = getattr(cause, "errno", None) or errno.EIO
         raise EventWriteError(code, message) from cause
 
+    def held_records(self) -> int:
+        """Records kept for a later write (caller holds ``lock``)."""
+        return len(self.pending)
+
     def give_up(self) -> None:
         """At close: count what is still unwritten (reported by close) and free the memory."""
         with self.lock:
             self.closed = True
-            self.unwritten += len(self.pending)
+            self.unwritten += self.held_records()
             self.pending = []
             self.pending_bytes = 0
 
