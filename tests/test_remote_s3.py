@@ -107,9 +107,11 @@ def test_stock_tensorboard_reads_the_bucket(stack: tuple[MotoServer, FaultProxy]
 
         # Ask for a series only once its tag is listed (an unknown tag is an HTTP error).
         tb.wait_for(
-            lambda: (t := tb.get_json("/data/plugin/histograms/tags"))
-            and "w" in t.get("tbx", {})
-            and "h" in t.get("tf2", {})
+            lambda: (
+                (t := tb.get_json("/data/plugin/histograms/tags"))
+                and "w" in t.get("tbx", {})
+                and "h" in t.get("tf2", {})
+            )
         )
         tb.wait_for(lambda: "gray" in tb.get_json("/data/plugin/images/tags").get("tbx", {}))
 
