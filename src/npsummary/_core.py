@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from ._convert import check_int, to_duration
 from ._format.wire import encode_event, encode_summary
+from ._remote import is_url, open_url_sink
 from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
 from ._summaries.nonfinite import NonFiniteGuard
 from ._summaries.scalar import ScalarEncoder
@@ -75,9 +76,11 @@ class SinkOptions:
 
 
 class LogdirTarget:
-    """Where a writer's events go: a run directory, or a sink the user passed instead."""
+    """Where a writer's events go: a run directory (a path or an fsspec URL such as
+    ``s3://bucket/run``), or a sink the user passed instead; ``run`` names a sub-run of it
+    (``rank_<k>`` when every rank writes)."""
 
-    def __init__(self, logdir: Any) -> None:
+    def __init__(self, logdir: Any, run: str = "") -> None:
         if logdir is None:
             raise ValueError("logdir cannot be None")
         if isinstance(logdir, EventSink) and not isinstance(logdir, (str, os.PathLike)):
@@ -90,11 +93,28 @@ class LogdirTarget:
                 raise TypeError("logdir must be a str path, not bytes")
         else:
             raise TypeError(f"logdir must be a path or an EventSink, got {type(logdir).__name__}")
+        self.remote = is_url(self.logdir)
+        if run:
+            if self.sink is not None:
+                self.sink = self.sink.child(run)
+            elif self.remote:
+                self.logdir = f"{self.logdir.rstrip('/')}/{run}"
+            else:
+                self.logdir = os.path.join(self.logdir, run)
 
     def open(self, options: SinkOptions) -> EventWriter:
         """An :class:`EventWriter` on a new event file (or on the given sink)."""
         if self.sink is not None:
             return EventWriter(self.sink)
+        if self.remote:
+            return EventWriter(
+                open_url_sink(
+                    self.logdir,
+                    options.filename_suffix,
+                    flush_secs=options.flush_secs,
+                    max_queue=options.max_queue,
+                )
+            )
         sink = FileSink(
             self.logdir,
             options.filename_suffix,

@@ -16,10 +16,18 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Literal, TypeVar
 
-__all__ = ["RANK_VARIABLES", "Ranks", "detect_rank", "rank_run", "silent_type"]
+__all__ = [
+    "RANK_VARIABLES",
+    "NullSink",
+    "Ranks",
+    "detect_rank",
+    "rank_run",
+    "silent_instance",
+    "silent_type",
+]
 
 #: Launchers' environment variables holding the global rank, in the order they are read.
 RANK_VARIABLES = ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "JAX_PROCESS_INDEX")
@@ -124,19 +132,68 @@ def rank_run(rank: Any = None, ranks: Any = None) -> str | None:
 _T = TypeVar("_T")
 
 
+class NullSink:
+    """An :class:`~npsummary.EventSink` that discards everything (a silent rank's sink)."""
+
+    def write(self, payload: bytes) -> None:
+        return None
+
+    def flush(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def child(self, name: str) -> NullSink:
+        return self
+
+
 def _silent(*args: Any, **kwargs: Any) -> None:
     return None
 
 
-def silent_type(cls: type[_T], keep: Iterable[str], init: Callable[..., None]) -> type[_T]:
-    """A subclass of ``cls`` whose public methods (except ``keep``) accept anything and do
-    nothing; ``init`` replaces ``__init__`` and must set what the kept methods read."""
-    namespace: dict[str, Any] = {"__init__": init, "__doc__": f"A silent {cls.__name__}."}
-    kept = set(keep)
+def silent_type(cls: type[_T], overrides: dict[str, Any]) -> type[_T]:
+    """A subclass of ``cls`` whose public methods accept anything and do nothing, except the
+    entries of ``overrides`` (``__init__`` among them, setting what those read)."""
+    namespace: dict[str, Any] = {"__doc__": f"A {cls.__name__} of a rank that writes nothing."}
+    namespace.update(overrides)
     for klass in cls.__mro__:
         for name, attr in vars(klass).items():
-            if name.startswith("_") or name in kept or name in namespace:
+            if name.startswith("_") or name in namespace:
                 continue
             if callable(attr) and not isinstance(attr, (type, staticmethod, classmethod)):
                 namespace[name] = _silent
+            elif isinstance(attr, property):
+                namespace[name] = property(_silent)
     return type(f"Silent{cls.__name__}", (cls,), namespace)
+
+
+def _logdir_argument(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    logdir = args[0] if args else kwargs.get("logdir", kwargs.get("log_dir"))
+    if isinstance(logdir, (str, os.PathLike)):
+        return str(os.fspath(logdir))
+    return ""
+
+
+def _silent_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    self._silent_logdir = _logdir_argument(args, kwargs)
+
+
+_SILENT_TYPES: dict[type, type] = {}
+
+
+def silent_instance(cls: type[_T]) -> _T:
+    """A new, uninitialised instance of the silent subclass of ``cls`` (for ``__new__``).
+
+    Its ``get_logdir()`` returns the logdir it was constructed with and its ``sink`` is a
+    :class:`NullSink`; every other public method and property returns None.
+    """
+    silent = _SILENT_TYPES.get(cls)
+    if silent is None:
+        overrides = {
+            "__init__": _silent_init,
+            "get_logdir": lambda self: self._silent_logdir,
+            "sink": property(lambda self: NullSink()),
+        }
+        silent = _SILENT_TYPES[cls] = silent_type(cls, overrides)
+    return object.__new__(silent)

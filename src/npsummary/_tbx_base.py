@@ -15,6 +15,7 @@ from typing import Any
 
 from ._convert import INT64_MAX, INT64_MIN, check_tag, to_step, to_walltime
 from ._core import EventWriter, LogdirTarget, SinkOptions, WriterHandle
+from ._ranks import rank_run, silent_instance
 from ._sink import EventSink, hostname
 from ._types import StepLike
 
@@ -34,6 +35,12 @@ class TbxWriterBase(WriterHandle):
     _step: int
     _purge_step: int | None
 
+    def __new__(cls, *args: Any, rank: Any = None, ranks: Any = None, **kwargs: Any) -> Any:
+        # A rank that does not write gets a silent writer: no validation, no file, no cost.
+        if rank_run(rank, ranks) is None:
+            return silent_instance(cls)
+        return super().__new__(cls)
+
     def _setup(
         self,
         logdir: str | os.PathLike[str] | EventSink | None,
@@ -41,6 +48,7 @@ class TbxWriterBase(WriterHandle):
         comment: str,
         purge_step: StepLike,
         options: SinkOptions,
+        run: str = "",
     ) -> None:
         if logdir is None:
             logdir = log_dir
@@ -48,7 +56,7 @@ class TbxWriterBase(WriterHandle):
             raise TypeError("pass logdir or log_dir, not both")
         if logdir is None:
             logdir = _default_logdir(check_tag(comment, "comment"))
-        self._target = LogdirTarget(logdir)
+        self._target = LogdirTarget(logdir, run)
         self._options = options
         self._writer: EventWriter | None = None
         self._step = 0

@@ -18,6 +18,7 @@ from typing import Any
 from ._context import state
 from ._convert import to_step
 from ._core import EventWriter, LogdirTarget, SinkOptions, WriterHandle
+from ._ranks import Ranks, rank_run
 from ._sink import EventSink
 from ._types import StepLike
 
@@ -112,6 +113,9 @@ def create_file_writer(
     name: str | None = None,
     experimental_trackable: bool = False,
     experimental_mesh: Any = None,
+    *,
+    rank: int | None = None,
+    ranks: Ranks = None,
 ) -> SummaryFileWriter:
     """Create a writer for ``logdir`` (``tf.summary.create_file_writer``).
 
@@ -121,14 +125,22 @@ def create_file_writer(
       flush_millis: longest time an event waits in memory, in ms (default 2000).
       filename_suffix: appended to the file name, with a leading ``.`` (default ``.v2``).
       name, experimental_trackable, experimental_mesh: accepted for compatibility; unused.
+      rank, ranks: as for :class:`npsummary.SummaryWriter`: by default only global rank 0
+        writes; on other ranks this returns a no-op writer (summary calls under it return
+        False and write nothing); ``ranks="all"`` or a list of ranks write the sub-runs
+        ``<logdir>/rank_<k>``.
 
     Returns:
-      A :class:`SummaryFileWriter` whose event file already exists.
+      A :class:`SummaryFileWriter` whose event file already exists (a
+      :class:`NoopSummaryWriter` on a rank that does not write).
 
     Raises:
       TypeError, ValueError: an argument of the wrong type or value.
     """
-    target = LogdirTarget(logdir)
+    run = rank_run(rank, ranks)
+    if run is None:
+        return NoopSummaryWriter()
+    target = LogdirTarget(logdir, run)
     suffix = ".v2" if filename_suffix is None else filename_suffix
     if isinstance(suffix, str) and not suffix.startswith("."):
         suffix = "." + suffix

@@ -10,6 +10,7 @@ from ._context import v1_state
 from ._convert import check_tag, parse_message, serialized_message, to_step
 from ._core import ClosingContext, EventWriter, LogdirTarget, SinkOptions
 from ._errors import warn_user
+from ._ranks import Ranks, rank_run, silent_instance
 from ._sink import DEFAULT_MAX_QUEUE, EventSink
 from ._types import StepLike
 
@@ -34,7 +35,17 @@ class FileWriter(ClosingContext):
 
     ``graph`` may be a serialized ``GraphDef``, a message with ``SerializeToString`` or an object
     with ``as_graph_def()``; it is written as ``Event.graph_def``.
+
+    ``logdir`` may be an fsspec URL (``s3://bucket/run``). ``rank``/``ranks`` follow
+    :class:`npsummary.SummaryWriter`: by default only global rank 0 writes, other ranks get a
+    writer that accepts every call and writes nothing; ``ranks="all"`` or a list of ranks write
+    the sub-runs ``<logdir>/rank_<k>``.
     """
+
+    def __new__(cls, *args: Any, rank: Any = None, ranks: Any = None, **kwargs: Any) -> Any:
+        if rank_run(rank, ranks) is None:
+            return silent_instance(cls)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -45,12 +56,15 @@ class FileWriter(ClosingContext):
         graph_def: Any = None,
         filename_suffix: str | None = None,
         session: Any = None,
+        *,
+        rank: int | None = None,
+        ranks: Ranks = None,
     ) -> None:
-        self._target = LogdirTarget(logdir)
+        self._target = LogdirTarget(logdir, rank_run(rank, ranks) or "")
         self._options = SinkOptions.checked(
             max_queue=max_queue, flush_secs=flush_secs, filename_suffix=filename_suffix
         )
-        if self._target.sink is None:
+        if self._target.sink is None and not self._target.remote:
             os.makedirs(self._target.logdir, exist_ok=True)
         self._writer: EventWriter | None = None
         self._closed = False

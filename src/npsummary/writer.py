@@ -29,6 +29,7 @@ from ._convert import (
     to_float32_range,
 )
 from ._core import SinkOptions, safe_run_name
+from ._ranks import Ranks, rank_run
 from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink
 from ._summaries.audio import audio_clips, audio_value
 from ._summaries.histogram import (
@@ -57,6 +58,15 @@ class SummaryWriter(ImageMethods):
       max_queue: pending events that make the background thread write before ``flush_secs``.
       flush_secs: longest time an event waits in memory before it is written (default 2 s).
       filename_suffix: appended to the event file name.
+      rank: this process's global rank; default: detected (``torch.distributed`` if
+        initialised, else ``RANK``, ``SLURM_PROCID``, ``OMPI_COMM_WORLD_RANK``, ``PMI_RANK``,
+        ``JAX_PROCESS_INDEX``, else jax if imported, else 0).
+      ranks: which ranks write. Default: rank 0 only, to ``logdir``; other ranks get a writer
+        that accepts every call and writes nothing. ``"all"``: every rank writes the sub-run
+        ``<logdir>/rank_<k>``; a list such as ``[0, 3]``: those ranks write their sub-runs.
+
+    Logdirs may be URLs that fsspec knows (``s3://bucket/run``, ``gs://…``, ``memory://…``;
+    ``pip install 'npsummary[remote]' s3fs``): runs are written there as segment files.
 
     Raises:
       TypeError, ValueError: an argument of the wrong type or value (the same rules as
@@ -79,11 +89,14 @@ class SummaryWriter(ImageMethods):
         filename_suffix: str = "",
         *,
         log_dir: str | os.PathLike[str] | None = None,
+        rank: int | None = None,
+        ranks: Ranks = None,
     ) -> None:
         options = SinkOptions.checked(
             max_queue=max_queue, flush_secs=flush_secs, filename_suffix=filename_suffix
         )
-        self._setup(logdir, log_dir, comment, purge_step, options)
+        run = rank_run(rank, ranks)
+        self._setup(logdir, log_dir, comment, purge_step, options, run or "")
 
     # -- scalars --------------------------------------------------------------------------------
 
