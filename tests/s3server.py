@@ -177,6 +177,7 @@ class FaultProxy:
         self.fault: int | None = None
         self.lock = threading.Lock()
         self.uploaded: dict[str, int] = {}  # body bytes per path, all requests added up
+        self.puts: dict[str, int] = {}  # write requests per path
         self.requests = 0
         self._server: _ProxyServer | None = None
         self._thread: threading.Thread | None = None
@@ -189,6 +190,7 @@ class FaultProxy:
     def count(self, path: str, size: int) -> None:
         with self.lock:
             self.uploaded[path] = self.uploaded.get(path, 0) + size
+            self.puts[path] = self.puts.get(path, 0) + 1
             self.requests += 1
 
     def uploaded_bytes(self) -> int:
@@ -198,6 +200,7 @@ class FaultProxy:
     def reset_counts(self) -> None:
         with self.lock:
             self.uploaded.clear()
+            self.puts.clear()
             self.requests = 0
 
     def fail(self, status: int | None) -> None:
