@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from . import experimental
 from ._errors import BinCountCappedWarning, EventWriteError, NonFiniteWarning
+from ._remote import SegmentSink
 from ._sink import EventSink, FileSink, MemorySink
 from ._tf2 import (
     audio,
@@ -59,6 +60,7 @@ __all__ = [
     "MemorySink",
     "NonFiniteWarning",
     "NoopSummaryWriter",
+    "SegmentSink",
     "SummaryFileWriter",
     "SummaryWriter",
     "__version__",
