@@ -159,7 +159,7 @@ NOT_DATA = {
         "create_file_writer", "create_noop_writer", "flush", "should_record_summaries",
         "trace_on", "trace_off", "EventSink", "EventWriteError", "FileSink", "MemorySink",
         "NoopSummaryWriter", "SummaryFileWriter", "SummaryWriter", "NonFiniteWarning",
-        "BinCountCappedWarning",
+        "BinCountCappedWarning", "SegmentSink",
     },
     "v1": {"FileWriter", "Event", "SessionLog", "Summary", "TaggedRunMetadata"},
     "SummaryWriter": {"close", "flush", "get_logdir", "sink"},
