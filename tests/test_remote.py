@@ -23,11 +23,8 @@ from fsspec.implementations.memory import MemoryFileSystem  # noqa: E402
 
 from npsummary import MemorySink, SummaryWriter  # noqa: E402
 from npsummary._format.record import frame_record  # noqa: E402
-from npsummary._remote import (  # noqa: E402
-    SegmentSink,
-    is_url,
-    open_url_sink,
-)
+from npsummary._remote import is_url, open_url_sink  # noqa: E402
+from npsummary._segments import SegmentSink  # noqa: E402
 from npsummary._sink import EventWriteError, FileSink  # noqa: E402
 
 

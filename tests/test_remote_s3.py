@@ -16,7 +16,7 @@ import npsummary
 from conftest import wait_for
 from npsummary import SummaryWriter
 from npsummary._format.record import iter_records
-from npsummary._remote import SegmentSink
+from npsummary._segments import SegmentSink
 from npsummary._sink import EventWriteError
 from s3server import BUCKET, FaultProxy, MotoServer, list_objects, s3_stack
 
@@ -262,3 +262,43 @@ def test_summary_writer_on_s3_sub_runs(stack: tuple[MotoServer, FaultProxy]) -> 
     keys = list_objects(server.endpoint, prefix + "/")
     assert {k.split("/")[-2] for k in keys} == {prefix.split("/")[-1], "acc_train", "acc_eval"}
     assert all(key.startswith(prefix + "/") for key in keys)
+
+
+def test_open_records_are_uploaded_at_exit(stack: tuple[MotoServer, FaultProxy]) -> None:
+    import subprocess
+    import sys
+
+    server, _ = stack
+    prefix = _prefix()
+    code = (
+        "import npsummary\n"
+        f"sink = npsummary.SegmentSink('s3://{BUCKET}/{prefix}', flush_secs=3600)\n"
+        "for i in range(3): sink.write(b'exit-%d' % i)\n"
+        "# no flush, no close: the interpreter's exit uploads the open records\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    assert _records(server, prefix) == [b"exit-0", b"exit-1", b"exit-2"]
+
+
+def test_forked_child_writes_segments_of_its_own(stack: tuple[MotoServer, FaultProxy]) -> None:
+    import subprocess
+    import sys
+
+    server, _ = stack
+    prefix = _prefix()
+    code = (
+        "import os, npsummary\n"
+        f"sink = npsummary.SegmentSink('s3://{BUCKET}/{prefix}', flush_secs=3600)\n"
+        "sink.write(b'parent-before'); sink.flush()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    sink.write(b'child'); sink.flush(); os._exit(0)\n"
+        "assert os.waitpid(pid, 0)[1] == 0\n"
+        "sink.write(b'parent-after'); sink.close()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    by_writer: dict[str, list[bytes]] = {}
+    for key, data in sorted(list_objects(server.endpoint, prefix + "/").items()):
+        stem = key.rsplit(".", 1)[0]
+        by_writer.setdefault(stem, []).extend(list(iter_records(data))[1:])
+    assert sorted(by_writer.values()) == [[b"child"], [b"parent-before", b"parent-after"]]

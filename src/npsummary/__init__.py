@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from . import experimental
 from ._errors import BinCountCappedWarning, EventWriteError, NonFiniteWarning
-from ._remote import SegmentSink
+from ._segments import SegmentSink
 from ._sink import EventSink, FileSink, MemorySink
 from ._tf2 import (
     audio,

@@ -1,0 +1,367 @@
+"""The segment sink: a run on a store that cannot append, as a sequence of event files.
+
+Each segment is a complete event file (``file_version`` record first), uploaded once and never
+rewritten, named
+
+    ``events.out.tfevents.{time:010d}.{host}.{pid}.{counter:04d}.{seq:08d}{suffix}``
+
+so that a run's names sort in write order (TensorBoard reads a run's files in name order and never
+returns to an earlier one; segments are therefore also uploaded strictly in order).
+
+* The first segment (the ``file_version`` record alone) is uploaded before the constructor of a
+  run returns, so a wrong bucket, missing credentials or a missing package fail at once, naming
+  the URL, and TensorBoard lists the run immediately.
+* Logged records wait in memory. A segment is sealed and uploaded by a background thread (one for
+  all remote sinks, apart from the local files' one, so a slow server never delays a local file)
+  when the open records reach ``segment_bytes`` or ``flush_secs`` after the first of them,
+  whichever comes first; :meth:`SegmentSink.flush` uploads the open records at once. Bytes
+  uploaded are the event bytes plus one ~50-byte header per segment, at any run length.
+* A failed upload is retried with the same name and the same bytes (a retry after a lost response
+  overwrites, never duplicates), with exponential backoff in the background and at every
+  ``flush()``. Segments wait, in order, up to ``max_pending_bytes``; beyond it new records are
+  dropped and counted. The error is raised by the next ``write``, ``flush`` or ``close`` as
+  :class:`EventWriteError` naming the object's URL.
+* Open records are uploaded at interpreter exit. After ``fork()`` a child starts segments of its
+  own on first use.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import time
+import weakref
+from collections import deque
+from typing import Any
+
+from ._format.record import frame_record
+from ._format.wire import encode_file_version_event
+from ._remote import Location
+from ._sink import (
+    DEFAULT_FLUSH_SECS,
+    DEFAULT_MAX_PENDING_BYTES,
+    SOURCE_WRITER,
+    EventWriteError,
+    Flusher,
+    PendingState,
+    _next_counter,
+    check_run_name,
+    hostname,
+    install_exit_hooks,
+)
+
+__all__ = ["DEFAULT_SEGMENT_BYTES", "SegmentSink"]
+
+#: Open records that make a segment full and upload it before ``flush_secs`` has passed.
+DEFAULT_SEGMENT_BYTES = 4 << 20
+# One record's framing: length (8), its CRC (4), the payload's CRC (4).
+_FRAMING = 16
+
+
+class _Segment:
+    """A sealed segment: its object name, its records until framed, then its bytes."""
+
+    __slots__ = ("data", "name", "payload_bytes", "records")
+
+    def __init__(self, name: str, records: list[bytes]) -> None:
+        self.name = name
+        self.records = records
+        self.payload_bytes = sum(len(r) for r in records)
+        self.data = b""
+
+    def encode(self) -> bytes:
+        if not self.data:
+            header = frame_record(encode_file_version_event(float(int(time.time())), SOURCE_WRITER))
+            self.data = b"".join([header, *[frame_record(r) for r in self.records]])
+            self.records = [b""] * len(self.records)  # keep the count, free the payloads
+        return self.data
+
+
+class _SegmentState(PendingState):
+    """Open records, sealed segments waiting for upload, and the upload loop."""
+
+    noun = "remote event file"
+
+    def __init__(
+        self,
+        location: Location,
+        suffix: str,
+        flush_secs: float,
+        segment_bytes: int,
+        max_pending_bytes: int,
+    ) -> None:
+        super().__init__(flush_secs, 0, max_pending_bytes)
+        self.location = location
+        self.suffix = suffix
+        self.segment_bytes = segment_bytes
+        self.sealed: deque[_Segment] = deque()
+        self.open_bytes = 0  # framed size of the open records (``pending``)
+        self.uploaded_bytes = 0
+        self.uploaded_objects = 0
+        self.path = location.url
+        self.stem = ""
+        self.seq = 0
+
+    def start(self) -> None:
+        """Name this writer's segments (again after fork)."""
+        self.stem = (
+            f"events.out.tfevents.{int(time.time()):010d}.{hostname()}.{os.getpid()}."
+            f"{_next_counter():04d}"
+        )
+        self.seq = 0
+
+    def held_records(self) -> int:
+        return len(self.pending) + sum(len(s.records) for s in self.sealed)
+
+    def _seal(self, full_only: bool) -> None:
+        """Cut the open records into segments of at most ``segment_bytes`` (holding ``lock``)."""
+        records, size, start = self.pending, 0, 0
+        for index, record in enumerate(records):
+            framed = len(record) + _FRAMING
+            if index > start and size + framed > self.segment_bytes:
+                self._cut(records[start:index])
+                start, size = index, 0
+            size += framed
+        if start < len(records) and not (full_only and size < self.segment_bytes):
+            self._cut(records[start:])
+            start, size = len(records), 0
+        self.pending = records[start:]
+        self.open_bytes = size
+
+    def _cut(self, records: list[bytes]) -> None:
+        self.sealed.append(_Segment(f"{self.stem}.{self.seq:08d}{self.suffix}", records))
+        self.seq += 1
+
+    def drain(self, *, fsync: bool) -> None:
+        """Upload every sealed segment in order, stopping at the first failure.
+
+        Woken early by a full segment, only full segments are sealed; otherwise (deadline,
+        ``flush()``, exit, retry) every open record is.
+        """
+        with self.io_lock:
+            with self.lock:
+                if not self.stem:
+                    return  # a forked child that never logged
+                deadline_passed = 0.0 < self.deadline <= time.monotonic()
+                self._seal(full_only=self.wake_sent and not fsync and not deadline_passed)
+                self.wake_sent = False
+                if not self.pending:
+                    self.deadline = 0.0
+            self._upload_sealed()
+
+    def _upload_sealed(self) -> None:
+        while True:
+            with self.lock:
+                if not self.sealed:
+                    return
+                segment = self.sealed[0]
+            try:
+                data = segment.encode()
+                self.location.put(segment.name, data)
+            except Exception as exc:  # any backend failure: keep the segment, retry later
+                with self.lock:
+                    self.record_failure(exc, self.location.url_of(segment.name))
+                return
+            with self.lock:
+                self.sealed.popleft()
+                self.record_success(segment.payload_bytes)
+                self.uploaded_bytes += len(data)
+                self.uploaded_objects += 1
+
+    def give_up(self) -> None:
+        with self.lock:
+            self.unwritten += sum(len(s.records) for s in self.sealed)
+            self.sealed.clear()
+        super().give_up()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.drain(fsync=True)
+        with self.io_lock:
+            self.give_up()
+        _UPLOADER.unregister(self)
+
+    def reset_after_fork(self) -> None:
+        super().reset_after_fork()
+        self.sealed = deque()
+        self.open_bytes = 0
+        self.path = self.location.url
+        self.stem = ""
+        self.location.reset_after_fork()
+
+
+class _Uploader(Flusher):
+    """The remote sinks' background thread; at exit it uploads open records too."""
+
+    def drain_all(self) -> None:
+        with self._lock:
+            states = list(self._states)
+        for state in states:
+            state.drain(fsync=True)
+
+
+_UPLOADER = _Uploader("npsummary-uploader")
+install_exit_hooks(_UPLOADER)
+
+
+class SegmentSink:
+    """An :class:`EventSink` writing a run to a URL as a sequence of segment files.
+
+    Args:
+      url: run directory as an fsspec URL (``s3://bucket/run``, ``memory://run``).
+      filename_suffix: appended to every segment name verbatim.
+      flush_secs: longest time a logged record waits before its segment is uploaded.
+      segment_bytes: open records that make a segment full and upload it at once.
+      max_pending_bytes: memory bound on records not yet uploaded while uploads keep failing.
+      filesystem: an fsspec filesystem to write through instead of the one the URL names (e.g.
+        ``s3fs.S3FileSystem(profile="ml")``); ``url`` is then a path or URL on it.
+
+    Raises:
+      ImportError: fsspec, or the package of the URL's protocol, is missing (named).
+      EventWriteError: the first segment could not be uploaded (the URL is named).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        filename_suffix: str = "",
+        *,
+        flush_secs: float = DEFAULT_FLUSH_SECS,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
+        filesystem: Any = None,
+    ) -> None:
+        if not isinstance(filename_suffix, str):
+            raise TypeError(f"filename_suffix must be a str, got {type(filename_suffix).__name__}")
+        if "/" in filename_suffix or "\\" in filename_suffix or "\0" in filename_suffix:
+            raise ValueError(
+                f"filename_suffix must not contain a path separator or NUL, got {filename_suffix!r}"
+            )
+        if isinstance(segment_bytes, bool) or not isinstance(segment_bytes, int):
+            raise TypeError(f"segment_bytes must be an int, got {segment_bytes!r}")
+        if segment_bytes < 1:
+            raise ValueError(f"segment_bytes must be >= 1, got {segment_bytes}")
+        options = (filename_suffix, flush_secs, segment_bytes, max_pending_bytes)
+        self._setup(Location(url, filesystem, given=filesystem is not None), options)
+        self._upload_header()
+
+    def _setup(self, location: Location, options: tuple[str, float, int, int]) -> None:
+        suffix, flush_secs, segment_bytes, max_pending_bytes = options
+        self._options = options
+        self._state = _SegmentState(location, suffix, flush_secs, segment_bytes, max_pending_bytes)
+        self._state.start()
+        self._children: dict[str, SegmentSink] = {}
+        self._children_lock = threading.Lock()
+        _UPLOADER.register(self._state)
+        self._finalizer = weakref.finalize(self, self._state.close)
+
+    def _upload_header(self) -> None:
+        state = self._state
+        with state.lock:
+            state._cut([])
+        state.drain(fsync=True)
+        if state.sealed:
+            error = state.error
+            state.error = None
+            self._finalizer.detach()
+            state.give_up()
+            _UPLOADER.unregister(state)
+            raise EventWriteError(
+                getattr(error, "errno", None) or errno.EIO,
+                f"cannot write to {state.error_path}: {error}",
+            ) from error
+
+    @property
+    def url(self) -> str:
+        """URL of the run directory."""
+        return self._state.location.url
+
+    @property
+    def uploaded_bytes(self) -> int:
+        """Bytes of segments uploaded so far by this sink (sub-runs not included)."""
+        return self._state.uploaded_bytes
+
+    @property
+    def uploaded_objects(self) -> int:
+        """Segments uploaded so far by this sink (sub-runs not included)."""
+        return self._state.uploaded_objects
+
+    def write(self, payload: bytes) -> None:
+        state = self._state
+        if state.error is not None or state.dropped:
+            state.raise_error()
+        if not state.stem:
+            self._restart()
+        if state.pending_bytes > state.max_pending_bytes and not state.failing:
+            state.drain(fsync=False)  # uploads are slower than logging: wait rather than drop
+        with state.lock:
+            full = state.open_bytes + len(payload) + _FRAMING >= state.segment_bytes
+            wake = state.enqueue(payload, full)
+            if state.pending and state.pending[-1] is payload:
+                state.open_bytes += len(payload) + _FRAMING
+        if wake:
+            _UPLOADER.wake()
+
+    def _restart(self) -> None:
+        state = self._state
+        if state.closed:
+            raise ValueError(f"event files at {state.location.url} are closed")
+        with state.lock:
+            if not state.stem:
+                state.start()  # a forked child: segments of its own
+        _UPLOADER.register(state)
+
+    def flush(self) -> None:
+        """Upload the open records of this run and its sub-runs now; every sub-run is tried, then
+        the first error is raised."""
+        state = self._state
+        errors: list[OSError] = []
+        if not state.closed:
+            try:
+                state.drain(fsync=True)
+                state.raise_error()
+            except OSError as exc:
+                errors.append(exc)
+        for child in list(self._children.values()):
+            try:
+                child.flush()
+            except OSError as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def close(self) -> None:
+        """Upload what is open and stop (sub-runs too, even if one fails), then raise the first
+        error. Idempotent."""
+        errors: list[OSError] = []
+        for child in list(self._children.values()):
+            try:
+                child.close()
+            except OSError as exc:
+                errors.append(exc)
+        state = self._state
+        if not state.closed:
+            state.close()
+            self._finalizer.detach()
+            try:
+                state.raise_error()
+            except OSError as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def child(self, name: str) -> SegmentSink:
+        sink = self._children.get(name)
+        if sink is not None:
+            return sink
+        check_run_name(name)
+        with self._children_lock:
+            sink = self._children.get(name)
+            if sink is None:
+                # A sub-run's first segment carries its header: no upload in a logging call.
+                sink = SegmentSink.__new__(SegmentSink)
+                sink._setup(self._state.location.child(name), self._options)
+                self._children[name] = sink
+        return sink
