@@ -291,6 +291,15 @@ def test_memory_bound_drops_and_counts_while_failing() -> None:
     sink.close()
 
 
+def test_write_after_close_is_refused() -> None:
+    sink = SegmentSink(_url())
+    sink.close()
+    with pytest.raises(ValueError, match="closed"):
+        sink.write(b"late")
+    sink.flush()  # a no-op, as for files
+    sink.close()
+
+
 def test_close_reports_what_it_could_not_upload() -> None:
     fs = FlakyMemory()
     sink = _sink_on(fs)

@@ -292,7 +292,7 @@ class SegmentSink:
         state = self._state
         if state.error is not None or state.dropped:
             state.raise_error()
-        if not state.stem:
+        if not state.stem or state.closed:
             self._restart()
         if state.pending_bytes > state.max_pending_bytes and not state.failing:
             state.drain(fsync=False)  # uploads are slower than logging: wait rather than drop
