@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import raw_records, read_scalars, scalar_values, wait_for
 
@@ -22,7 +24,7 @@ fsspec = pytest.importorskip("fsspec", reason="remote logdirs need fsspec (npsum
 from fsspec.implementations.memory import MemoryFileSystem  # noqa: E402
 
 from npsummary import MemorySink, SummaryWriter  # noqa: E402
-from npsummary._format.record import frame_record  # noqa: E402
+from npsummary._format.record import frame_record, iter_records  # noqa: E402
 from npsummary._remote import is_url, open_url_sink  # noqa: E402
 from npsummary._segments import SegmentSink  # noqa: E402
 from npsummary._sink import EventWriteError, FileSink  # noqa: E402
@@ -315,3 +317,35 @@ def test_unreachable_store_fails_the_constructor_naming_the_url() -> None:
     fs.failing = PermissionError(13, "no credentials")
     with pytest.raises(EventWriteError, match=r"flakymem://bucket/run.*no credentials"):
         _sink_on(fs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 400), max_size=60),
+    bound=st.integers(1, 600),
+    flush_at=st.sets(st.integers(0, 59), max_size=5),
+)
+def test_segments_hold_every_record_once_in_order_within_the_bound(
+    sizes: list[int], bound: int, flush_at: set[int]
+) -> None:
+    url = _url()
+    sink = SegmentSink(url, segment_bytes=bound, flush_secs=3600)
+    payloads = [bytes([i % 256]) * size for i, size in enumerate(sizes)]
+    for index, payload in enumerate(payloads):
+        sink.write(payload)
+        if index in flush_at:
+            sink.flush()
+    sink.close()
+    objects = _objects(url)
+    names = sorted(objects)
+    assert names == sorted(objects, key=lambda n: int(n.rsplit(".", 1)[1])), "name order"
+    stored: list[bytes] = []
+    for name in names:
+        records = list(iter_records(objects[name]))
+        assert b"brain.Event:2" in records[0]
+        body = records[1:]
+        if len(body) > 1:
+            assert sum(len(r) + 16 for r in body) <= bound, name
+        stored.extend(body)
+    assert stored == payloads
+    assert sum(len(d) for d in objects.values()) == sink.uploaded_bytes
