@@ -61,9 +61,14 @@ class MotoServer:
         executable = shutil.which("moto_server", path=os.path.dirname(sys.executable))
         if executable is None:
             pytest.skip("moto_server is not installed (pip install 'moto[server]')")
+        self._command = [executable, "-H", "127.0.0.1", "-p"]
         self.port = free_port()
+        self.start()
+
+    def start(self) -> None:
+        """Start the server process (again, on the same port, with an empty store)."""
         self.process = subprocess.Popen(
-            [executable, "-H", "127.0.0.1", "-p", str(self.port)],
+            [*self._command, str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
@@ -126,9 +131,15 @@ class _Handler(BaseHTTPRequestHandler):
         upstream = http.client.HTTPConnection("127.0.0.1", proxy.upstream_port, timeout=60)
         try:
             headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
-            upstream.request(self.command, self.path, body=body, headers=headers)
-            response = upstream.getresponse()
-            data = response.read()
+            try:
+                upstream.request(self.command, self.path, body=body, headers=headers)
+                response = upstream.getresponse()
+                data = response.read()
+            except OSError:  # moto itself is down: what a load balancer answers
+                self.send_response(502)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             self.send_response(response.status, response.reason)
             for key, value in response.getheaders():
                 if key.lower() not in ("transfer-encoding", "connection", "content-length"):

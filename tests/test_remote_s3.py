@@ -166,6 +166,28 @@ def test_endpoint_down_then_back(stack: tuple[MotoServer, FaultProxy], proxy: Fa
     assert _records(server, prefix) == before + during + after
 
 
+def test_server_process_restarted_mid_run(stack: tuple[MotoServer, FaultProxy]) -> None:
+    import boto3
+
+    server, _ = stack
+    prefix = _prefix()
+    url = f"s3://{BUCKET}/{prefix}"
+    sink = SegmentSink(url, flush_secs=3600)
+    _logged(sink, ["a"])
+    sink.flush()
+    server.stop()  # killed by PID: the proxy in front answers 502
+    during = _logged(sink, ["b", "c"])
+    with pytest.raises(EventWriteError, match=url):
+        sink.flush()
+    server.start()  # a new process on the same port; moto keeps objects in memory only
+    boto3.client("s3", endpoint_url=server.endpoint).create_bucket(Bucket=BUCKET)
+    sink.flush()
+    sink.close()
+    # What was flushed before went down with the old process's memory; what was logged during
+    # the outage arrives once, in order.
+    assert _records(server, prefix) == during
+
+
 def test_background_retry_after_the_endpoint_returns(
     stack: tuple[MotoServer, FaultProxy], proxy: FaultProxy
 ) -> None:
