@@ -24,7 +24,7 @@ from ._convert import check_int, to_duration
 from ._format.wire import encode_event, encode_summary
 from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
 from ._summaries.nonfinite import NonFiniteGuard
-from ._summaries.scalar import ScalarEncoder
+from ._summaries.scalar import ScalarEncoder, SimpleScalarEncoder
 
 __all__ = [
     "ClosingContext",
@@ -130,6 +130,7 @@ class EventWriter:
     def __init__(self, sink: EventSink) -> None:
         self.sink = sink
         self.scalars = ScalarEncoder()
+        self.simple_scalars = SimpleScalarEncoder()
         self.children: dict[str, EventWriter] = {}
         self.check_nonfinite = NonFiniteGuard()
 
@@ -152,6 +153,19 @@ class EventWriter:
     ) -> None:
         """Write one TF2 scalar event (the hot path: cached per-tag bytes)."""
         self.sink.write(self.scalars.event(tag, value, step, walltime, description, display_name))
+
+    def write_simple_scalar(
+        self,
+        tag: str,
+        value: float,
+        step: int,
+        walltime: float,
+        description: str | None = None,
+        display_name: str | None = None,
+    ) -> None:
+        """Write one legacy ``simple_value`` scalar event (tensorboardX's and torch's form)."""
+        event = self.simple_scalars.event(tag, value, step, walltime, description, display_name)
+        self.sink.write(event)
 
     def write_event(self, event: Any) -> None:
         """Write an ``Event`` message as it is."""
