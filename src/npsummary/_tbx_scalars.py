@@ -103,7 +103,8 @@ class ScalarMethods(TbxWriterBase):
                 self._get_writer().write_values([scalar], step, wall)
                 return
             display_name, summary_description = title, note
-        self._get_writer().write_simple_scalar(
+        writer = self._get_writer()
+        event = writer.simple_scalars.event(
             tag,
             to_float32_range(value),
             step,
@@ -111,6 +112,7 @@ class ScalarMethods(TbxWriterBase):
             summary_description or None,
             display_name or None,
         )
+        writer.sink.write(event)
 
     def add_scalars(
         self,
@@ -143,6 +145,5 @@ class ScalarMethods(TbxWriterBase):
             values.append((key, to_float32_range(to_float(value, f"{main_tag}/{key}"))))
         writer = self._get_writer()
         for key, value in values:
-            writer.child(safe_run_name(f"{main_tag}_{key}")).write_simple_scalar(
-                main_tag, value, step, wall
-            )
+            child = writer.child(safe_run_name(f"{main_tag}_{key}"))
+            child.sink.write(child.simple_scalars.event(main_tag, value, step, wall))

@@ -52,12 +52,20 @@ def _patched() -> bool:
     return tensorboard.SummaryWriter is npsummary.SummaryWriter
 
 
-def test_log_with_tensorboard_through_patch(tmp_path: Path) -> None:
-    theirs = _run(tmp_path / "torch", None)
+def _both(tmp_path: Path, config: dict[str, object] | None) -> Path:
+    """Run with torch's writer, then with npsummary's through patch(); compare; return ours."""
+    theirs = _run(tmp_path / "torch", config)
     npsummary.patch()
-    ours = _run(tmp_path / "npsummary", None)
-    npsummary.unpatch()
+    try:
+        ours = _run(tmp_path / "npsummary", config)
+    finally:
+        npsummary.unpatch()
     assert_same_training(ours, theirs)
+    return ours
+
+
+def test_log_with_tensorboard_through_patch(tmp_path: Path) -> None:
+    ours = _both(tmp_path, None)
     tags = accumulators(ours)["."].Tags()
     assert "loss" in tags["scalars"] and "phase/text_summary" in tags["tensors"]
 
@@ -67,8 +75,5 @@ def test_log_with_tensorboard_through_patch(tmp_path: Path) -> None:
     reason="init_trackers(config=...) calls add_hparams, which comes with the summary-kinds work",
 )
 def test_init_trackers_with_config(tmp_path: Path) -> None:
-    theirs = _run(tmp_path / "torch", CONFIG)
-    npsummary.patch()
-    ours = _run(tmp_path / "npsummary", CONFIG)
-    npsummary.unpatch()
-    assert_same_training(ours, theirs)
+    ours = _both(tmp_path, CONFIG)
+    assert any(acc.PluginTagToContent("hparams") for acc in accumulators(ours).values())

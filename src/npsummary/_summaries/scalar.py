@@ -63,8 +63,7 @@ class ScalarEncoder:
         key = (tag, description, display_name)
         parts = self._parts.get(key)
         if parts is None:
-            md = metadata_bytes(PLUGIN_SCALARS, description=description, display_name=display_name)
-            prefix, suffix = scalar_value_prefix(tag), encode_length_delimited(9, md)
+            prefix, suffix = self._value_parts(tag, description, display_name)
             value_length = len(prefix) + 4 + len(suffix)
             summary_length = 1 + len(encode_varint(value_length)) + value_length
             headers = (
@@ -75,6 +74,13 @@ class ScalarEncoder:
                 self._parts.clear()
             self._parts[key] = parts
         return parts
+
+    def _value_parts(
+        self, tag: str, description: str | None, display_name: str | None
+    ) -> tuple[bytes, bytes]:
+        """The ``Summary.Value`` bytes before and after the 4 float bytes."""
+        md = metadata_bytes(PLUGIN_SCALARS, description=description, display_name=display_name)
+        return scalar_value_prefix(tag), encode_length_delimited(9, md)
 
     def encode(
         self,
@@ -118,24 +124,11 @@ class SimpleScalarEncoder(ScalarEncoder):
     """Encodes legacy ``simple_value`` scalars (tensorboardX's and torch's ``add_scalar``) with
     per-tag cached bytes, as :class:`ScalarEncoder` does for the TF2 form."""
 
-    def _get(
+    def _value_parts(
         self, tag: str, description: str | None, display_name: str | None
-    ) -> tuple[bytes, bytes, bytes]:
-        key = (tag, description, display_name)
-        parts = self._parts.get(key)
-        if parts is None:
-            prefix = (encode_length_delimited(1, tag.encode()) if tag else b"") + b"\x15"
-            suffix = _titles_metadata(display_name, description)
-            value_length = len(prefix) + 4 + len(suffix)
-            summary_length = 1 + len(encode_varint(value_length)) + value_length
-            headers = (
-                b"\x2a" + encode_varint(summary_length) + b"\x0a" + encode_varint(value_length)
-            )
-            parts = (prefix, suffix, headers)
-            if len(self._parts) >= self._MAX_CACHED:
-                self._parts.clear()
-            self._parts[key] = parts
-        return parts
+    ) -> tuple[bytes, bytes]:
+        prefix = (encode_length_delimited(1, tag.encode()) if tag else b"") + b"\x15"
+        return prefix, _titles_metadata(display_name, description)
 
 
 def torch_scalar_value(tag: str, value: float, *, double_precision: bool) -> bytes:
