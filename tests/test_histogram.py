@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -532,7 +532,10 @@ def test_binned_property_against_np_histogram(x: np.ndarray, bins: int) -> None:
 def test_binned_rule_property_against_numpy(x: np.ndarray, rule: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        edges = np.histogram_bin_edges(x, rule)
+        try:
+            edges = np.histogram_bin_edges(x, rule)
+        except ValueError:  # a rule asked NumPy for more bins than it can allocate: no oracle
+            assume(False)
         h = H.binned_histogram(x, rule, rule_bin_cap=10**9)
     counts = np.histogram(x, edges)[0]
     nz = np.flatnonzero(counts)

@@ -26,12 +26,20 @@ def decode(png: bytes) -> np.ndarray:
 
 
 def _images(sink: MemorySink) -> list[tuple[str, int, list[bytes]]]:
+    """(tag, step, [width, height, png]) of each event; SummaryWriter writes a Summary.Image
+    without metadata, as tensorboardX and torch do."""
     out = []
     for payload in sink.payloads:
         event = Event.FromString(payload)
         (value,) = event.summary.value
-        assert value.metadata.plugin_data.plugin_name == "images"
-        out.append((value.tag, event.step, list(value.tensor.string_val)))
+        assert value.WhichOneof("value") == "image"
+        assert not value.HasField("metadata")
+        image = value.image
+        png = decode(image.encoded_image_string)
+        assert (image.height, image.width) == png.shape[:2]
+        assert image.colorspace == (png.shape[2] if png.ndim == 3 else 1)
+        size = [str(image.width).encode(), str(image.height).encode()]
+        out.append((value.tag, event.step, [*size, image.encoded_image_string]))
     return out
 
 
@@ -45,8 +53,8 @@ def test_add_image_layouts_and_value_rules() -> None:
     writer.add_image("u8", np.full((4, 3, 2), 77, np.uint8), 4, dataformats="HWC")
     (chw_img, hwc_img, hw_img, bool_img, u8_img) = _images(writer.sink)
     expected = np.array(
-        [[[0, 0, 0], [128, 64, 0]], [[255, 255, 0], [255, 0, 0]]], dtype=np.uint8
-    )  # floats: round(x * 255) clipped to [0, 255], never wrapped
+        [[[0, 0, 0], [127, 63, 0]], [[255, 254, 0], [255, 0, 0]]], dtype=np.uint8
+    )  # floats as torch converts them: x * 255 clipped to [0, 255] and truncated, never wrapped
     for tag, _, strings in (chw_img, hwc_img):
         assert strings[:2] == [b"2", b"2"], tag
         np.testing.assert_array_equal(decode(strings[2]), expected)

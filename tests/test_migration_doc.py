@@ -29,7 +29,7 @@ def _summary_writer_rows() -> dict[str, str]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) < 2 or not cells[0].startswith("`"):
             continue
-        for name in re.findall(r"`(\w+)\(", cells[0]) + re.findall(r"^`(\w+)`", cells[0]):
+        for name in re.findall(r"`(\w+)\(", cells[0]) + re.findall(r"`(\w+)`", cells[0]):
             rows[name] = cells[-1]
     return rows
 

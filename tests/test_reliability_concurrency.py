@@ -51,7 +51,11 @@ def _records(path: str) -> list[tuple[str, int, float]]:
     out = []
     for event in check_event_file(path).events[1:]:
         value = event.summary.value[0]
-        out.append((value.tag, event.step, struct.unpack("<f", value.tensor.tensor_content)[0]))
+        if value.WhichOneof("value") == "simple_value":  # SummaryWriter, as tensorboardX
+            number = value.simple_value
+        else:  # tf.summary's float32 tensor
+            number = struct.unpack("<f", value.tensor.tensor_content)[0]
+        out.append((value.tag, event.step, number))
     return out
 
 

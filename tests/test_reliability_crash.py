@@ -126,7 +126,10 @@ def _kill_one(logdir: Path, seed: int, rng: random.Random, err_path: Path) -> tu
 
 
 def _value(event: Any) -> float | None:
-    content = event.summary.value[0].tensor.tensor_content
+    value = event.summary.value[0]
+    if value.WhichOneof("value") == "simple_value":  # SummaryWriter's scalars, as tensorboardX
+        return float(value.simple_value)
+    content = value.tensor.tensor_content
     return float(struct.unpack("<f", content)[0]) if len(content) == 4 else None
 
 

@@ -103,7 +103,24 @@ WRITER_TARGETS: dict[str, T] = {
     "add_text": T(lambda w, t, v, s: w.add_text(t, v, s)),
     "add_audio": T(lambda w, t, v, s: w.add_audio(t, v, s)),
     "add_audio(sample_rate)": T(lambda w, t, v, s: w.add_audio(t, _CLIP, s, sample_rate=v)),
+    "add_scalar(new_style)": T(lambda w, t, v, s: w.add_scalar(t, v, s, new_style=True)),
+    "add_scalar(double_precision)": T(
+        lambda w, t, v, s: w.add_scalar(t, 1.0, s, new_style=True, double_precision=v)
+    ),
+    "add_scalar(display_name)": T(lambda w, t, v, s: w.add_scalar(t, 1.0, s, None, v)),
+    "add_graph": T(lambda w, t, v, s: w.add_graph(v), tag_named=False),
+    "add_onnx_graph": T(
+        lambda w, t, v, s: w.add_onnx_graph(v), tag_named=False, also_raises=(ImportError,)
+    ),
+    "add_openvino_graph": T(lambda w, t, v, s: w.add_openvino_graph(v), tag_named=False),
+    "use_metadata": T(lambda w, t, v, s: _in_metadata(w, t, v), tag_named=False),
 }
+
+
+def _in_metadata(writer: Any, tag: Any, step: Any) -> None:
+    with writer.use_metadata(global_step=step):
+        writer.add_scalar("in_metadata", 1.0)
+
 
 TF2_TARGETS: dict[str, T] = {
     "scalar": T(lambda _, t, v, s: npsummary.scalar(t, v, step=s)),
@@ -159,10 +176,10 @@ NOT_DATA = {
         "create_file_writer", "create_noop_writer", "flush", "should_record_summaries",
         "trace_on", "trace_off", "EventSink", "EventWriteError", "FileSink", "MemorySink",
         "NoopSummaryWriter", "SummaryFileWriter", "SummaryWriter", "NonFiniteWarning",
-        "BinCountCappedWarning", "SegmentSink",
+        "BinCountCappedWarning", "SegmentSink", "patch", "unpatch",
     },
     "v1": {"FileWriter", "Event", "SessionLog", "Summary", "TaggedRunMetadata"},
-    "SummaryWriter": {"close", "flush", "get_logdir", "sink"},
+    "SummaryWriter": {"close", "flush", "get_logdir", "sink", "export_scalars_to_json"},
     "FileWriter": {"close", "flush", "get_logdir", "reopen"},
 }  # fmt: skip
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from . import experimental
 from ._errors import BinCountCappedWarning, EventWriteError, NonFiniteWarning
+from ._patch import patch, unpatch
 from ._segments import SegmentSink
 from ._sink import EventSink, FileSink, MemorySink
 from ._tf2 import (
@@ -74,6 +75,7 @@ __all__ = [
     "histogram",
     "image",
     "name_scope",
+    "patch",
     "record_if",
     "scalar",
     "should_record_summaries",
@@ -81,6 +83,7 @@ __all__ = [
     "trace_export",
     "trace_off",
     "trace_on",
+    "unpatch",
     "v1",
     "write",
 ]

@@ -25,7 +25,7 @@ from ._format.wire import encode_event, encode_summary
 from ._remote import is_url, open_url_sink
 from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
 from ._summaries.nonfinite import NonFiniteGuard
-from ._summaries.scalar import ScalarEncoder
+from ._summaries.scalar import ScalarEncoder, SimpleScalarEncoder
 
 __all__ = [
     "ClosingContext",
@@ -150,6 +150,7 @@ class EventWriter:
     def __init__(self, sink: EventSink) -> None:
         self.sink = sink
         self.scalars = ScalarEncoder()
+        self.simple_scalars = SimpleScalarEncoder()
         self.children: dict[str, EventWriter] = {}
         self.check_nonfinite = NonFiniteGuard()
 

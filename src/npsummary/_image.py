@@ -213,8 +213,12 @@ def _to_nhwc(arr: np.ndarray, fmt: str, kind: str, tag: str) -> np.ndarray:
 # --------------------------------------------------------------------------- value rules
 
 
-def to_uint8(image: Any, *, tag: str = "") -> tuple[np.ndarray, int]:
+def to_uint8(image: Any, *, tag: str = "", floor: bool = False) -> tuple[np.ndarray, int]:
     """Pixels as uint8 per the module's value rules, and the number of NaNs replaced by 0.
+
+    ``floor=True`` converts floats as torch's ``add_image`` does: ``x * 255`` computed in the
+    array's own precision (at least float32), clipped to [0, 255] and truncated (tensorboardX
+    truncates too, without the clipping). The default rounds to the nearest level.
 
     Raises:
       TypeError: the dtype is not bool, an integer or a float type.
@@ -239,8 +243,11 @@ def to_uint8(image: Any, *, tag: str = "") -> tuple[np.ndarray, int]:
         else:
             nans = int(np.count_nonzero(np.isnan(src)))
             nan_count += nans
-            v = np.multiply(src, 255.0, dtype=np.float64)
-            v += 0.5
+            if floor:
+                v = np.multiply(src, 255, dtype=np.result_type(arr.dtype, np.float32))
+            else:
+                v = np.multiply(src, 255.0, dtype=np.float64)
+                v += 0.5
             if nans:
                 np.fmax(v, 0.0, out=v)  # fmax/fmin drop NaN, so NaN -> 0
                 np.fmin(v, 255.0, out=v)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ._convert import INT64_MAX, INT64_MIN, check_tag, to_step, to_walltime
 from ._core import EventWriter, LogdirTarget, SinkOptions, WriterHandle
+from ._file_writer import MetadataDefaults, NullSink
 from ._ranks import rank_run, silent_instance
 from ._sink import EventSink, hostname
 from ._types import StepLike
@@ -34,6 +35,9 @@ class TbxWriterBase(WriterHandle):
     _options: SinkOptions
     _step: int
     _purge_step: int | None
+    _given_purge_step: int | None
+    _write_to_disk: bool
+    _meta: MetadataDefaults
 
     def __new__(cls, *args: Any, rank: Any = None, ranks: Any = None, **kwargs: Any) -> Any:
         # A rank that does not write gets a silent writer: no validation, no file, no cost.
@@ -49,6 +53,7 @@ class TbxWriterBase(WriterHandle):
         purge_step: StepLike,
         options: SinkOptions,
         run: str = "",
+        write_to_disk: bool = True,
     ) -> None:
         if logdir is None:
             logdir = log_dir
@@ -61,10 +66,16 @@ class TbxWriterBase(WriterHandle):
         self._writer: EventWriter | None = None
         self._step = 0
         self._purge_step = None if purge_step is None else to_step(purge_step, "purge_step")
+        self._given_purge_step = self._purge_step
+        self._write_to_disk = write_to_disk
+        self._meta = MetadataDefaults()  # use_metadata's step and wall time
         self._open()
 
     def _open(self) -> EventWriter:
-        writer = self._target.open(self._options)
+        if self._write_to_disk:
+            writer = self._target.open(self._options)
+        else:  # tensorboardX's write_to_disk=False: every call checked, nothing written
+            writer = EventWriter(NullSink())
         if self._purge_step is not None:
             from . import proto
 
@@ -100,10 +111,13 @@ class TbxWriterBase(WriterHandle):
         """The checked tag, step and wall time of one call (the hot path stays cheap)."""
         tag = tag if type(tag) is str and tag.isascii() else check_tag(tag)
         if global_step is None:
-            step = self._step
+            step = self._step if self._meta.step is None else self._meta.step
         elif type(global_step) is int and INT64_MIN <= global_step <= INT64_MAX:
             step = global_step
         else:
             step = to_step(global_step, tag)
-        wall = time.time() if walltime is None else to_walltime(walltime, tag)
+        if walltime is None:
+            wall = time.time() if self._meta.walltime is None else self._meta.walltime
+        else:
+            wall = to_walltime(walltime, tag)
         return tag, step, wall

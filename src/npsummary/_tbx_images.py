@@ -46,9 +46,11 @@ class ImageMethods(TbxWriterBase):
         Args:
           tag: the image's name.
           img_tensor: pixels; C is 1 (gray, kept gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA).
-            uint8 is stored as is; floats are read as [0, 1] and scaled by 255 with rounding
-            and clipping (never wrapping); other integers are clipped to [0, 255]; bool is
-            0/255; NaN is drawn as 0 with a :class:`~npsummary.NonFiniteWarning`.
+            uint8 is stored as is; floats are read as [0, 1]: ``x * 255`` clipped to [0, 255]
+            and truncated, as torch does (never wrapping); other integers are clipped to
+            [0, 255]; bool is 0/255; NaN is drawn as 0 with a
+            :class:`~npsummary.NonFiniteWarning`. Written as a ``Summary.Image`` (PNG), as
+            tensorboardX and torch write it.
           global_step: step; default: the step given to :meth:`set_step`.
           walltime: seconds since the epoch; default: now.
           dataformats: axis letters, ``'CHW'`` (default, torch), ``'HWC'``, ``'HW'`` or any
@@ -83,7 +85,8 @@ class ImageMethods(TbxWriterBase):
           img_tensor: ``'NCHW'`` by default (or ``'NHWC'``, ``'NHW'``, …); a list of
             same-shaped images is stacked first. Value rules as :meth:`add_image`.
           global_step, walltime: as :meth:`add_image`.
-          dataformats: axis letters of the batch.
+          dataformats: axis letters of the batch; for a list also the per-image layout
+            (``'CHW'`` is read as ``'NCHW'``), as tensorboardX documents.
           ncols: images per row.
           padding: pixels between tiles (at most 1024).
           description: Markdown shown in TensorBoard.
@@ -98,6 +101,10 @@ class ImageMethods(TbxWriterBase):
         images = img_tensor
         if isinstance(images, (list, tuple)):
             images = [as_array(image, tag) for image in images]
+            if isinstance(dataformats, str) and "N" not in dataformats.upper():
+                # A list of images in the per-image layout (tensorboardX's documented use):
+                # stacked along a new first axis.
+                dataformats = "N" + dataformats
         columns, pad = _grid_options(tag, ncols, padding, ncols_optional=False)
         batch = images if isinstance(images, list) else as_array(images, tag)
         nhwc = tagged(tag, lambda: to_nhwc(batch, dataformats, tag=tag))

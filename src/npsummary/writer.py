@@ -5,8 +5,9 @@ one import. Differences, each a fix for a well-known complaint:
 
 * Data reaches the file within ``flush_secs`` (default 2 s, not 120 s), and :meth:`flush` writes
   and fsyncs everything logged before it returns.
-* Scalars are written in TensorFlow 2's format (a float32 tensor with ``scalars`` plugin metadata),
-  which both TensorBoard loaders read.
+* The files are the ones tensorboardX and torch write (``simple_value`` scalars,
+  ``Summary.Image``, ``Summary.Audio``, ``histo`` histograms, text tensors), so TensorBoard,
+  ``EventAccumulator`` and tbparse read them as before; torch's ``new_style`` scalars too.
 * ``add_scalars`` writes one sub-run per key, as the anchors do, but all files share one background
   thread: each key costs one open file, not a thread, a queue and three descriptors.
 * ``global_step=None`` uses the step given to :meth:`SummaryWriter.set_step` (0 until then).
@@ -22,16 +23,14 @@ from typing import Any
 from ._convert import (
     as_array,
     check_int,
-    check_tag,
     check_text,
     tagged,
-    to_float,
     to_float32_range,
 )
-from ._core import SinkOptions, safe_run_name
+from ._core import SinkOptions
 from ._ranks import Ranks, rank_run
 from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink
-from ._summaries.audio import audio_clips, audio_value
+from ._summaries.audio import audio_clips, legacy_audio_value
 from ._summaries.histogram import (
     legacy_histogram_value,
     raw_histogram_value,
@@ -41,12 +40,14 @@ from ._summaries.histogram import (
 from ._summaries.nonfinite import check_policy
 from ._summaries.text import string_array, text_value
 from ._tbx_images import ImageMethods
+from ._tbx_scalars import ScalarMethods
 from ._types import ArrayLike, NonFinitePolicy, ScalarLike, StepLike
+from ._writer_surface import COMET_DISABLED, AnchorSurface, check_anchor_options
 
 __all__ = ["SummaryWriter"]
 
 
-class SummaryWriter(ImageMethods):
+class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods):
     """Writes summaries for TensorBoard into an event file in ``logdir``.
 
     Args:
@@ -67,6 +68,9 @@ class SummaryWriter(ImageMethods):
 
     Logdirs may be URLs that fsspec knows (``s3://bucket/run``, ``gs://…``, ``memory://…``;
     ``pip install 'npsummary[remote]' s3fs``): runs are written there as segment files.
+      write_to_disk: False gives a writer that checks every call and writes nothing.
+      comet_config: tensorboardX's Comet settings; only a disabled config is accepted.
+      kwargs: tensorboardX forwards these to nothing; npsummary refuses them.
 
     Raises:
       TypeError, ValueError: an argument of the wrong type or value (the same rules as
@@ -87,84 +91,19 @@ class SummaryWriter(ImageMethods):
         max_queue: int = DEFAULT_MAX_QUEUE,
         flush_secs: float = DEFAULT_FLUSH_SECS,
         filename_suffix: str = "",
-        *,
+        write_to_disk: bool = True,
         log_dir: str | os.PathLike[str] | None = None,
+        comet_config: dict[str, Any] | None = COMET_DISABLED,
         rank: int | None = None,
         ranks: Ranks = None,
+        **kwargs: Any,
     ) -> None:
+        to_disk = check_anchor_options(write_to_disk, comet_config, kwargs)
         options = SinkOptions.checked(
             max_queue=max_queue, flush_secs=flush_secs, filename_suffix=filename_suffix
         )
         run = rank_run(rank, ranks)
-        self._setup(logdir, log_dir, comment, purge_step, options, run or "")
-
-    # -- scalars --------------------------------------------------------------------------------
-
-    def add_scalar(
-        self,
-        tag: str,
-        scalar_value: ScalarLike,
-        global_step: StepLike = None,
-        walltime: float | None = None,
-        display_name: str | None = None,
-        summary_description: str | None = None,
-    ) -> None:
-        """Log one scalar.
-
-        Args:
-          tag: the chart's name.
-          scalar_value: a Python or NumPy number, a 0-d or size-1 array, or any object with
-            ``__array__`` or ``__float__`` (a torch or JAX scalar); stored as float32.
-          global_step: step; default: the step given to :meth:`set_step`.
-          walltime: seconds since the epoch; default: now.
-          display_name: the name TensorBoard shows instead of the tag.
-          summary_description: Markdown shown in TensorBoard.
-
-        Raises:
-          TypeError, ValueError: bad input, naming the tag; nothing is written.
-        """
-        tag, step, wall = self._resolve(tag, global_step, walltime)
-        value = scalar_value if type(scalar_value) is float else to_float(scalar_value, tag)
-        if display_name is not None:
-            display_name = check_text(display_name, "display_name", tag=tag)
-        if summary_description is not None:
-            summary_description = check_text(summary_description, "summary_description", tag=tag)
-        self._get_writer().write_scalar(
-            tag, to_float32_range(value), step, wall, summary_description, display_name
-        )
-
-    def add_scalars(
-        self,
-        main_tag: str,
-        tag_scalar_dict: dict[str, ScalarLike],
-        global_step: StepLike = None,
-        walltime: float | None = None,
-    ) -> None:
-        """Log several scalars as one chart: each key becomes the sub-run ``<main_tag>_<key>``.
-
-        Args:
-          main_tag: the chart's name (the tag in every sub-run).
-          tag_scalar_dict: sub-run key -> value (values as :meth:`add_scalar`).
-          global_step, walltime: as :meth:`add_scalar`.
-
-        Raises:
-          TypeError, ValueError: bad input; every value is checked before anything is written.
-        """
-        main_tag, step, wall = self._resolve(main_tag, global_step, walltime)
-        if not isinstance(tag_scalar_dict, dict):
-            raise TypeError(
-                f"{main_tag!r}: tag_scalar_dict must be a dict of name -> value, "
-                f"got {type(tag_scalar_dict).__name__}"
-            )
-        values = []
-        for key, value in tag_scalar_dict.items():
-            key = check_tag(key, f"{main_tag!r}: key of tag_scalar_dict")
-            values.append((key, to_float32_range(to_float(value, f"{main_tag}/{key}"))))
-        writer = self._get_writer()
-        for key, value in values:
-            writer.child(safe_run_name(f"{main_tag}_{key}")).write_scalar(
-                main_tag, value, step, wall
-            )
+        self._setup(logdir, log_dir, comment, purge_step, options, run or "", to_disk)
 
     # -- histograms and distributions ------------------------------------------------------------
 
@@ -303,7 +242,7 @@ class SummaryWriter(ImageMethods):
         stats = tagged(tag, variable_stats, as_array(values, tag))
         writer = self._get_writer()
         writer.check_nonfinite(tag, stats.histogram.nonfinite, policy)
-        encode = writer.scalars.encode
+        encode = writer.simple_scalars.encode
         values_out = [
             encode(f"{tag}/{name}", to_float32_range(number))
             for name, number in (
@@ -349,7 +288,8 @@ class SummaryWriter(ImageMethods):
         sample_rate: int = 44100,
         walltime: float | None = None,
     ) -> None:
-        """Log one audio clip, stored as 16-bit PCM WAV in TF2's audio format.
+        """Log one audio clip, stored as 16-bit PCM WAV in a ``Summary.Audio`` under the tag, as
+        tensorboardX and torch write it.
 
         Args:
           tag: the clip's name.
@@ -370,8 +310,8 @@ class SummaryWriter(ImageMethods):
                 f"{tag!r}: audio must have shape (L,), (1, L) or (L, C), got {sound.shape}"
             )
         rate = check_int(sample_rate, "sample_rate", tag=tag, minimum=1)
-        clips = audio_clips(sound[None], 1, tag)
-        self._get_writer().write_values([audio_value(tag, clips, rate)], step, wall)
+        (clip,) = audio_clips(sound[None], 1, tag)
+        self._get_writer().write_values([legacy_audio_value(tag, clip, rate)], step, wall)
 
     # -- lifecycle ------------------------------------------------------------------------------
     # flush(), close() (idempotent; a later add_* starts a new file, as in tensorboardX and

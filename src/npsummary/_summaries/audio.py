@@ -5,9 +5,10 @@ PCM WAV by :mod:`npsummary._format.wav`.
   stored in a DT_STRING tensor of shape ``[n, 2]`` whose rows are ``[wav, b""]`` (the second
   column holds labels, always empty), with ``audio`` plugin metadata
   ``AudioPluginData{encoding: WAV}``.
-* Legacy ``Summary.Audio`` (TF1): ``{sample_rate, num_channels, length_frames,
-  encoded_audio_string, content_type "audio/wav"}`` per clip, no metadata, tags
-  ``<tag>/audio/<i>`` (``<tag>/audio`` when ``max_outputs`` is 1).
+* Legacy ``Summary.Audio`` (TF1, tensorboardX, torch): ``{sample_rate, num_channels,
+  length_frames, encoded_audio_string, content_type "audio/wav"}`` per clip, no metadata. TF1
+  tags them ``<tag>/audio/<i>`` (``<tag>/audio`` when ``max_outputs`` is 1); tensorboardX and
+  torch write one clip under the tag itself (:func:`legacy_audio_value`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .._format.wire import encode_value
 from .metadata import AUDIO_CONTENT_WAV, PLUGIN_AUDIO, metadata_bytes
 from .tensor import tensor_bytes, tensor_value
 
-__all__ = ["audio_clips", "audio_value", "legacy_audio_values"]
+__all__ = ["audio_clips", "audio_value", "legacy_audio_value", "legacy_audio_values"]
 
 _AUDIO_FIELD = 6
 
@@ -55,23 +56,26 @@ def legacy_audio_values(
     tag: str, clips: np.ndarray, sample_rate: float, max_outputs: int
 ) -> list[bytes]:
     """Serialized TF1 ``Summary.Audio`` values, one per clip (see module docstring)."""
+    return [
+        legacy_audio_value(
+            f"{tag}/audio/{i}" if max_outputs > 1 else f"{tag}/audio", clip, sample_rate, tag
+        )
+        for i, clip in enumerate(clips)
+    ]
+
+
+def legacy_audio_value(
+    value_tag: str, clip: np.ndarray, sample_rate: float, tag: str | None = None
+) -> bytes:
+    """Serialized ``Summary.Value{value_tag, audio}`` of one ``[t, c]`` clip; errors name
+    ``tag`` (default ``value_tag``)."""
     from .. import proto
 
-    out = []
-    for i, clip in enumerate(clips):
-        audio = proto.SummaryAudio(
-            sample_rate=sample_rate,
-            num_channels=int(clip.shape[1]),
-            length_frames=int(clip.shape[0]),
-            content_type="audio/wav",
-        )
-        audio.encoded_audio_string = tagged(tag, encode_wav, clip, int(sample_rate))
-        out.append(
-            encode_value(
-                f"{tag}/audio/{i}" if max_outputs > 1 else f"{tag}/audio",
-                _AUDIO_FIELD,
-                audio.SerializeToString(),
-                None,
-            )
-        )
-    return out
+    audio = proto.SummaryAudio(
+        sample_rate=sample_rate,
+        num_channels=int(clip.shape[1]),
+        length_frames=int(clip.shape[0]),
+        content_type="audio/wav",
+    )
+    audio.encoded_audio_string = tagged(tag or value_tag, encode_wav, clip, int(sample_rate))
+    return encode_value(value_tag, _AUDIO_FIELD, audio.SerializeToString(), None)

@@ -7,8 +7,9 @@ by :mod:`npsummary._format.png`.
   the encoded PNG; no metadata. TF1 writes one value per image, tagged ``<tag>/image/<i>``
   (``<tag>/image`` when ``max_outputs`` is 1).
 
-Value rules: :func:`pixels_value` applies :func:`npsummary._image.to_uint8` (uint8 kept, floats
-in [0, 1] scaled with rounding and clipping, other integers clipped, NaN drawn as 0);
+Value rules: :func:`pixels_value` (``SummaryWriter``, legacy form) applies
+:func:`npsummary._image.to_uint8` with torch's float conversion (uint8 kept, floats in [0, 1]
+scaled by 255, clipped and truncated, other integers clipped, NaN drawn as 0);
 :func:`tf_image_value` applies ``tf.image.convert_image_dtype`` exactly; :func:`tf1_image_values`
 TF1's per-image float normalisation.
 """
@@ -46,27 +47,34 @@ def image_value(
     return tensor_value(tag, tensor.SerializeToString(), md)
 
 
-def legacy_image_value(tag: str, pixels: np.ndarray) -> bytes:
-    """Serialized ``Summary.Value{tag, image}`` of one ``[H, W, C]`` uint8 image."""
+def legacy_image_value(tag: str, pixels: np.ndarray, description: str | None = None) -> bytes:
+    """Serialized ``Summary.Value{tag, image}`` of one ``[H, W, C]`` uint8 image; a
+    ``description`` (npsummary's option) goes into metadata holding only that string."""
     from .. import proto
 
     height, width, channels = pixels.shape
     image = proto.SummaryImage(height=height, width=width, colorspace=channels)
     image.encoded_image_string = encode_png(np.ascontiguousarray(pixels))
-    return encode_value(tag, _IMAGE_FIELD, image.SerializeToString(), None)
+    md = None
+    if description:
+        md = proto.SummaryMetadata(summary_description=description).SerializeToString()
+    return encode_value(tag, _IMAGE_FIELD, image.SerializeToString(), md)
 
 
 def pixels_value(
     tag: str, hwc: np.ndarray, report_nan: NanReport, *, description: str | None = None
 ) -> bytes:
-    """One ``[H, W, C]`` image (any supported dtype) as a serialized TF2 image value."""
+    """One ``[H, W, C]`` image (any supported dtype) as a serialized ``Summary.Image`` value,
+    as tensorboardX and torch write it; floats are converted as torch does (``x * 255``
+    clipped and truncated, see :func:`npsummary._image.to_uint8`)."""
     from .._image import to_uint8
 
-    pixels, nan_count = to_uint8(hwc, tag=tag)
+    pixels, nan_count = to_uint8(hwc, tag=tag, floor=True)
     if nan_count:
         report_nan(tag, nan_count)
-    height, width = pixels.shape[:2]
-    return image_value(tag, width, height, [encode_png(pixels)], description=description)
+    if pixels.ndim == 2:
+        pixels = pixels[:, :, None]
+    return legacy_image_value(tag, pixels, description)
 
 
 def tf_image_value(

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Real training frameworks on top of npsummary (issue 10): Lightning, transformers,
+# stable-baselines3 and accelerate, each compared with the same run through torch's writer,
+# plus the tensorboardX conformance check with tbparse. torch is pinned to the CPU wheel
+# (2.13.0) and a constraints file keeps every framework from replacing it with a CUDA build.
+set -euo pipefail
+# shellcheck disable=SC1091
+. .ci/lib.sh
+START=$SECONDS
+python3 -m venv .venv-frameworks
+# shellcheck disable=SC1091
+. .venv-frameworks/bin/activate
+python -m pip install --quiet --upgrade pip
+constraints=$(mktemp)
+echo "torch==2.13.0" >"$constraints"
+pip install --quiet torch==2.13.0
+pip install --quiet -c "$constraints" lightning transformers stable-baselines3 accelerate \
+    tbparse tensorboardX tensorboard matplotlib Pillow
+pip install --quiet -c "$constraints" -e '.[test]'
+rm -f "$constraints"
+python - <<'PY'
+import torch
+print("torch", torch.__version__)
+assert torch.__version__.startswith("2.13.0"), torch.__version__
+PY
+echo "stage 40: venv ready in $((SECONDS - START)) s"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+cell "frameworks (torch 2.13 CPU)" python -m pytest -q -p no:cacheprovider -rs \
+    tests/integration tests/test_conformance_tbx.py tests/test_signature_parity.py
+echo "stage: 40-frameworks done in $((SECONDS - START)) s"
