@@ -40,12 +40,13 @@ from ._summaries.histogram import (
 from ._summaries.nonfinite import check_policy
 from ._summaries.text import string_array, text_value
 from ._tbx_images import ImageMethods
+from ._tbx_plugins import PluginMethods
 from ._types import ArrayLike, NonFinitePolicy, ScalarLike, StepLike
 
 __all__ = ["SummaryWriter"]
 
 
-class SummaryWriter(ImageMethods):
+class SummaryWriter(ImageMethods, PluginMethods):
     """Writes summaries for TensorBoard into an event file in ``logdir``.
 
     Args:

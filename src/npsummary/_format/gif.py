@@ -1,0 +1,241 @@
+"""Animated GIF encoding with NumPy: palette choice, frame differencing and LZW.
+
+``encode_gif(frames, delay_cs)`` takes uint8 RGB frames ``[T, H, W, 3]`` and returns a complete
+GIF89a file that loops forever (NETSCAPE2.0 extension), each frame shown for ``delay_cs``
+hundredths of a second.
+
+Palette. If the whole clip uses at most 256 colours, one global palette holds them all and the
+GIF is lossless. Otherwise each frame gets its own local palette: exact when the frame has at
+most 256 colours, else 256 colours chosen by median cut (boxes in RGB space split at the
+pixel-weighted median of their widest channel, the box with the widest channel first; each
+colour becomes its box's pixel-weighted mean). Pillow, which tensorboardX reaches through
+moviepy and imageio, also gives every frame its own median-cut palette.
+
+Frames after the first store only the bounding box of the pixels that changed since the
+previous frame (disposal "do not dispose"), as Pillow does, so a static background costs
+nothing per frame.
+
+LZW (GIF's variable-width variant, codes up to 12 bits, LSB first) runs as a tight Python loop
+over the pixel indices with one dict lookup per pixel; code widths and bit packing are then
+computed vectorized. The dictionary is reset with a clear code when it fills.
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+
+import numpy as np
+
+__all__ = ["encode_gif", "quantize"]
+
+_MAX_CODES = 4096
+_COLORS = 256
+_NETSCAPE = b"\x21\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00"  # loop forever
+
+
+def _keys(frame: np.ndarray) -> np.ndarray:
+    """24-bit colour keys ``r << 16 | g << 8 | b`` of an ``[H, W, 3]`` uint8 frame."""
+    rgb = frame.astype(np.uint32)
+    keys: np.ndarray = (rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2]
+    return keys
+
+
+def _palette_of(keys: np.ndarray) -> np.ndarray:
+    """``[K, 3]`` uint8 colours of sorted unique 24-bit keys."""
+    return np.stack([(keys >> 16) & 255, (keys >> 8) & 255, keys & 255], axis=1).astype(np.uint8)
+
+
+def _median_cut(
+    colors: np.ndarray, counts: np.ndarray, limit: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Split ``colors`` ``[U, 3]`` (weighted by ``counts``) into at most ``limit`` boxes.
+
+    Returns (palette ``[K, 3]`` uint8, box index of each colour ``[U]``).
+    """
+    boxes = [np.arange(len(colors))]
+    spans = [np.ptp(colors, axis=0)]
+    while len(boxes) < limit:
+        widest = [int(span.max()) for span in spans]
+        pick = int(np.argmax(widest))
+        if widest[pick] == 0:
+            break
+        members = boxes[pick]
+        channel = int(np.argmax(spans[pick]))
+        order = members[np.argsort(colors[members, channel], kind="stable")]
+        weight = np.cumsum(counts[order])
+        cut = int(np.searchsorted(weight, weight[-1] / 2.0))
+        cut = min(max(cut, 1), len(order) - 1)
+        # Never split between equal values: move the cut to a value boundary.
+        values = colors[order, channel]
+        while cut < len(order) and values[cut] == values[cut - 1]:
+            cut += 1
+        if cut == len(order):
+            cut = int(np.searchsorted(values, values[-1]))
+        low, high = order[:cut], order[cut:]
+        boxes[pick : pick + 1] = [low, high]
+        spans[pick : pick + 1] = [np.ptp(colors[low], axis=0), np.ptp(colors[high], axis=0)]
+    palette = np.empty((len(boxes), 3), dtype=np.uint8)
+    assignment = np.empty(len(colors), dtype=np.intp)
+    for index, members in enumerate(boxes):
+        weights = counts[members].astype(np.float64)
+        mean = (colors[members].astype(np.float64) * weights[:, None]).sum(0) / weights.sum()
+        palette[index] = np.rint(mean).astype(np.uint8)
+        assignment[members] = index
+    return palette, assignment
+
+
+def quantize(frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Palette ``[K <= 256, 3]`` and index image ``[H, W]`` uint8 of one RGB frame."""
+    unique, inverse, counts = np.unique(_keys(frame), return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(frame.shape[:2])
+    if len(unique) <= _COLORS:
+        return _palette_of(unique), inverse.astype(np.uint8)
+    colors = _palette_of(unique)
+    palette, assignment = _median_cut(colors.astype(np.int16), counts, _COLORS)
+    return palette, assignment[inverse].astype(np.uint8)
+
+
+def _global_palette(frames: np.ndarray) -> np.ndarray | None:
+    """Sorted keys of every colour in the clip if there are at most 256, else None."""
+    seen = np.zeros(1 << 24, dtype=bool)
+    for frame in frames:
+        seen[_keys(frame)] = True
+    keys = np.flatnonzero(seen)
+    return keys if len(keys) <= _COLORS else None
+
+
+def _lzw_codes(indices: bytes, min_code_size: int) -> array[int]:
+    """LZW codes of ``indices`` (clear first, end-of-information last)."""
+    clear = 1 << min_code_size
+    first_free = clear + 2
+    codes = array("H", [clear])
+    emit = codes.append
+    table: dict[int, int] = {}
+    lookup = table.get
+    next_code = first_free
+    prefix = indices[0]
+    for index in indices[1:]:
+        key = prefix << 8 | index
+        code = lookup(key)
+        if code is not None:
+            prefix = code
+            continue
+        emit(prefix)
+        table[key] = next_code
+        next_code += 1
+        if next_code == _MAX_CODES:
+            emit(clear)
+            table.clear()
+            next_code = first_free
+        prefix = index
+    emit(prefix)
+    emit(clear + 1)
+    return codes
+
+
+def _pack(codes: array[int], min_code_size: int) -> bytes:
+    """Pack codes LSB-first with GIF's widths: a code written after ``n`` dictionary entries
+    were added since the last clear is ``bit_length(clear + 1 + n)`` bits wide (at most 12)."""
+    clear = 1 << min_code_size
+    values = np.frombuffer(codes, dtype=np.uint16).astype(np.int64)
+    position = np.arange(len(values))
+    is_clear = values == clear
+    last_clear = np.maximum.accumulate(np.where(is_clear, position, 0))
+    # A clear code is written at the width of the code it replaces: count from the previous one.
+    previous = np.where(is_clear, np.concatenate(([0], last_clear[:-1])), last_clear)
+    added = np.maximum(position - previous - 1, 0)
+    added[0] = 0
+    widths = np.minimum(12, np.maximum(min_code_size + 1, _bit_length(clear + 1 + added)))
+    offsets = np.concatenate(([0], np.cumsum(widths)[:-1]))
+    total = int(offsets[-1] + widths[-1])
+    shifted = values << (offsets & 7)
+    byte = offsets >> 3
+    out = np.zeros((total + 7) // 8 + 3, dtype=np.int64)
+    for part in range(3):
+        out += np.bincount(
+            byte + part, weights=(shifted >> (8 * part)) & 255, minlength=len(out)
+        ).astype(np.int64)
+    return out[: (total + 7) // 8].astype(np.uint8).tobytes()
+
+
+def _bit_length(values: np.ndarray) -> np.ndarray:
+    return np.asarray(np.floor(np.log2(np.maximum(values, 1))).astype(np.int64) + 1)
+
+
+def _sub_blocks(data: bytes) -> bytes:
+    parts = []
+    for start in range(0, len(data), 255):
+        chunk = data[start : start + 255]
+        parts.append(bytes((len(chunk),)) + chunk)
+    parts.append(b"\x00")
+    return b"".join(parts)
+
+
+def _table_bits(size: int) -> int:
+    return max(1, (max(size, 2) - 1).bit_length())
+
+
+def _color_table(palette: np.ndarray, bits: int) -> bytes:
+    table = np.zeros((1 << bits, 3), dtype=np.uint8)
+    table[: len(palette)] = palette
+    return table.tobytes()
+
+
+def _image(
+    indices: np.ndarray, box: tuple[int, int, int, int], palette: np.ndarray | None, bits: int
+) -> bytes:
+    top, bottom, left, right = box
+    local = 0 if palette is None else 0x80 | (bits - 1)
+    head = b"\x2c" + struct.pack("<4HB", left, top, right - left, bottom - top, local)
+    if palette is not None:
+        head += _color_table(palette, bits)
+    min_code_size = max(2, bits)
+    pixels = np.ascontiguousarray(indices[top:bottom, left:right]).tobytes()
+    data = _pack(_lzw_codes(pixels, min_code_size), min_code_size)
+    return head + bytes((min_code_size,)) + _sub_blocks(data)
+
+
+def _changed_box(current: np.ndarray, previous: np.ndarray | None) -> tuple[int, int, int, int]:
+    height, width = current.shape[:2]
+    if previous is None:
+        return 0, height, 0, width
+    changed = np.any(current != previous, axis=2)
+    rows, cols = np.flatnonzero(changed.any(axis=1)), np.flatnonzero(changed.any(axis=0))
+    if len(rows) == 0:
+        return 0, 1, 0, 1  # nothing changed: redraw one pixel to keep the frame's delay
+    return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+
+
+def encode_gif(frames: np.ndarray, delay_cs: int) -> bytes:
+    """A looping GIF89a of uint8 RGB ``frames`` ``[T, H, W, 3]``, ``delay_cs`` per frame."""
+    count, height, width, _ = frames.shape
+    if not (0 < height <= 0xFFFF and 0 < width <= 0xFFFF and count > 0):
+        raise ValueError(f"GIF frames must be 1..65535 pixels a side, got {frames.shape}")
+    global_keys = _global_palette(frames)
+    parts = [b"GIF89a"]
+    if global_keys is not None:
+        bits = _table_bits(len(global_keys))
+        lut = np.zeros(1 << 24, dtype=np.uint8)
+        lut[global_keys] = np.arange(len(global_keys), dtype=np.uint8)
+        palette = _palette_of(global_keys)
+        parts.append(struct.pack("<2H3B", width, height, 0xF0 | (bits - 1), 0, 0))
+        parts.append(_color_table(palette, bits))
+    else:
+        parts.append(struct.pack("<2H3B", width, height, 0x70, 0, 0))
+    parts.append(_NETSCAPE)
+    control = b"\x21\xf9\x04\x04" + struct.pack("<H", delay_cs) + b"\x00\x00"
+    previous: np.ndarray | None = None
+    for frame in frames:
+        if global_keys is not None:
+            indices, local = lut[_keys(frame)], None
+            shown = frame
+        else:
+            local, indices = quantize(frame)
+            bits = _table_bits(len(local))
+            shown = local[indices]
+        parts.append(control)
+        parts.append(_image(indices, _changed_box(shown, previous), local, bits))
+        previous = shown
+    parts.append(b"\x3b")
+    return b"".join(parts)
