@@ -3,7 +3,8 @@
 Each box ``(xmin, ymin, xmax, ymax)`` (pixels, rounded to the nearest integer) is outlined in
 red, two pixels wide, covering exactly the pixels Pillow's ``ImageDraw.line(width=2)`` covers
 for torch: rows ``ymin - 1 .. ymax + 1`` and columns ``xmin .. xmax``, minus the inside rows
-``ymin + 1 .. ymax - 1`` and columns ``xmin + 2 .. xmax - 2``. Boxes are clipped to the image.
+``ymin + 1 .. ymax - 1`` and columns ``xmin + 2 .. xmax - 2`` (a zero-width box is a bar three
+pixels wide, as Pillow draws it). Boxes are clipped to the image.
 
 Labels: torch fills a red rectangle at the box's bottom-left corner and writes the label in
 black with Pillow's default font. Text needs a font, so when Pillow is installed the text is
@@ -36,6 +37,12 @@ def _outline(image: np.ndarray, box: tuple[int, int, int, int], color: np.ndarra
         if r0 < r1 and c0 < c1:
             image[r0:r1, c0:c1] = color
 
+    if left == right:  # Pillow draws a zero-width box as one 3-pixel-wide vertical bar
+        if top == bottom:
+            fill(top, top + 1, left, left + 1)
+        else:
+            fill(top, bottom + 1, left - 1, left + 2)
+        return
     fill(top - 1, top + 1, left, right + 1)  # top edge
     fill(bottom, bottom + 2, left, right + 1)  # bottom edge
     fill(top - 1, bottom + 2, left, left + 2)  # left edge

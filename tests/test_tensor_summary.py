@@ -1,0 +1,40 @@
+"""add_tensor: torch's bytes for every dtype torch supports, and clear errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from npsummary import MemorySink, SummaryWriter
+from npsummary._summaries.tensor import tensor_value
+
+ARRAYS = [
+    np.arange(6, dtype=np.float32).reshape(2, 3),
+    np.array([0.1, -2.5]),
+    np.array(3.5, dtype=np.float32),
+    np.array([1, -2], dtype=np.int8),
+    np.array([1, 200], dtype=np.uint8),
+    np.array([1, -2], dtype=np.int16),
+    np.array([1, -2], dtype=np.int32),
+    np.array([1, -(2**40)], dtype=np.int64),
+    np.array([True, False]),
+    np.array([1.5, -2.25], dtype=np.float16),
+    np.array([1 + 2j], dtype=np.complex64),
+    np.array([1 - 2j, 3j], dtype=np.complex128),
+]
+
+
+@pytest.mark.parametrize("array", ARRAYS, ids=lambda a: str(a.dtype))
+def test_bytes_equal_torch(array: np.ndarray) -> None:
+    torch = pytest.importorskip("torch")
+    torch_summary = pytest.importorskip("torch.utils.tensorboard.summary")
+    theirs = torch_summary.tensor_proto("t", torch.from_numpy(array)).value[0]
+    assert tensor_value("t", array) == theirs.SerializeToString()
+
+
+@pytest.mark.parametrize("array", [np.array([1], dtype=np.uint16), np.array(["a"])])
+def test_unsupported_dtypes_raise_naming_the_tag(array: np.ndarray) -> None:
+    sink = MemorySink()
+    with pytest.raises(ValueError, match="'my_tensor'.*dtype"):
+        SummaryWriter(sink).add_tensor("my_tensor", array)
+    assert sink.payloads == []
