@@ -42,9 +42,7 @@ def test_grid_and_values_match_tensorboardx(
     if as_uint8:
         video = data.draw(hnp.arrays(np.uint8, shape))
     else:
-        video = data.draw(
-            hnp.arrays(np.float32, shape, elements=st.floats(0, 1, width=32))
-        )
+        video = data.draw(hnp.arrays(np.float32, shape, elements=st.floats(0, 1, width=32)))
     np.testing.assert_array_equal(prepare_video(video, lambda count: None), _anchor(video))
 
 
