@@ -104,7 +104,7 @@ def test_pr_curve_points(tb: TensorBoard) -> None:
     (entry,) = data["main"]
     assert entry["step"] == 3
     thresholds = np.arange(200) / 199
-    tp = np.array([(LABELS * (PREDICTIONS >= t)).sum() for t in thresholds])
+    tp = np.array([(LABELS * (t <= PREDICTIONS)).sum() for t in thresholds])
     n = len(entry["true_positives"])  # trailing thresholds with TP + FP = 0 are trimmed
     assert 190 <= n <= 200
     assert np.mean(np.array(entry["true_positives"]) == tp[:n]) > 0.98
@@ -168,4 +168,3 @@ def test_projector_tensor_and_metadata(tb: TensorBoard) -> None:
     np.testing.assert_array_equal(np.frombuffer(raw, dtype=np.float32).reshape(6, 4), MAT)
     metadata = tb.get("/data/plugin/projector/metadata", run="main", name="points:00000")
     assert metadata.decode().splitlines() == [f"p{i}" for i in range(6)]
-

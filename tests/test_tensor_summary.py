@@ -35,6 +35,6 @@ def test_bytes_equal_torch(array: np.ndarray) -> None:
 @pytest.mark.parametrize("array", [np.array([1], dtype=np.uint16), np.array(["a"])])
 def test_unsupported_dtypes_raise_naming_the_tag(array: np.ndarray) -> None:
     sink = MemorySink()
-    with pytest.raises(ValueError, match="'my_tensor'.*dtype"):
+    with pytest.raises(ValueError, match=r"'my_tensor'.*dtype"):
         SummaryWriter(sink).add_tensor("my_tensor", array)
     assert sink.payloads == []
