@@ -7,8 +7,8 @@ hundredths of a second.
 Palette. If the whole clip uses at most 256 colours, one global palette holds them all and the
 GIF is lossless. Otherwise each frame gets its own local palette: exact when the frame has at
 most 256 colours, else 256 colours chosen by median cut (boxes in RGB space split at the
-pixel-weighted median of their widest channel, the box with the widest channel first; each
-colour becomes its box's pixel-weighted mean). Pillow, which tensorboardX reaches through
+pixel-weighted median of their widest channel, the widest boxes first, in vectorized rounds;
+each colour becomes its box's pixel-weighted mean). Pillow, which tensorboardX reaches through
 moviepy and imageio, also gives every frame its own median-cut palette.
 
 Frames after the first store only the bounding box of the pixels that changed since the
@@ -51,37 +51,44 @@ def _median_cut(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Split ``colors`` ``[U, 3]`` (weighted by ``counts``) into at most ``limit`` boxes.
 
-    Returns (palette ``[K, 3]`` uint8, box index of each colour ``[U]``).
+    Rounds of splits, vectorized over boxes: in each round the widest boxes (by their widest
+    channel), as many as there is room for, are cut at the pixel-weighted median of that
+    channel, never between two equal values. Returns (palette ``[K, 3]`` uint8, box index of
+    each colour ``[U]``).
     """
-    boxes = [np.arange(len(colors))]
-    spans = [np.ptp(colors, axis=0)]
-    while len(boxes) < limit:
-        widest = [int(span.max()) for span in spans]
-        pick = int(np.argmax(widest))
-        if widest[pick] == 0:
+    perm = np.arange(len(colors))
+    starts = np.zeros(1, dtype=np.intp)
+    while len(starts) < limit:
+        c = colors[perm]
+        sizes = np.diff(np.append(starts, len(perm)))
+        ranges = np.maximum.reduceat(c, starts, axis=0) - np.minimum.reduceat(c, starts, axis=0)
+        channel, width = ranges.argmax(axis=1), ranges.max(axis=1)
+        splittable = np.flatnonzero(width > 0)
+        if len(splittable) == 0:
             break
-        members = boxes[pick]
-        channel = int(np.argmax(spans[pick]))
-        order = members[np.argsort(colors[members, channel], kind="stable")]
-        weight = np.cumsum(counts[order])
-        cut = int(np.searchsorted(weight, weight[-1] / 2.0))
-        cut = min(max(cut, 1), len(order) - 1)
-        # Never split between equal values: move the cut to a value boundary.
-        values = colors[order, channel]
-        while cut < len(order) and values[cut] == values[cut - 1]:
-            cut += 1
-        if cut == len(order):
-            cut = int(np.searchsorted(values, values[-1]))
-        low, high = order[:cut], order[cut:]
-        boxes[pick : pick + 1] = [low, high]
-        spans[pick : pick + 1] = [np.ptp(colors[low], axis=0), np.ptp(colors[high], axis=0)]
-    palette = np.empty((len(boxes), 3), dtype=np.uint8)
+        chosen = splittable[np.argsort(-width[splittable], kind="stable")][: limit - len(starts)]
+        box = np.repeat(np.arange(len(starts)), sizes)
+        values = c[np.arange(len(perm)), channel[box]].astype(np.int64)
+        order = np.lexsort((values, box))
+        perm, values = perm[order], values[order]
+        composite = box * 256 + values  # non-decreasing along perm
+        weight = np.cumsum(counts[perm])
+        base = np.concatenate(([0], weight))[starts]
+        total = weight[starts + sizes - 1] - base
+        cut = np.searchsorted(weight, base + total / 2.0)[chosen]
+        cut = np.clip(cut, starts[chosen] + 1, starts[chosen] + sizes[chosen] - 1)
+        left = np.searchsorted(composite, composite[cut], side="left")
+        right = np.searchsorted(composite, composite[cut], side="right")
+        cut = np.where(left > starts[chosen], left, right)
+        starts = np.union1d(starts, cut[cut < starts[chosen] + sizes[chosen]])
+    sizes = np.diff(np.append(starts, len(perm)))
     assignment = np.empty(len(colors), dtype=np.intp)
-    for index, members in enumerate(boxes):
-        weights = counts[members].astype(np.float64)
-        mean = (colors[members].astype(np.float64) * weights[:, None]).sum(0) / weights.sum()
-        palette[index] = np.rint(mean).astype(np.uint8)
-        assignment[members] = index
+    assignment[perm] = np.repeat(np.arange(len(starts)), sizes)
+    total = np.bincount(assignment, weights=counts, minlength=len(starts))
+    palette = np.empty((len(starts), 3), dtype=np.uint8)
+    for index in range(3):
+        sums = np.bincount(assignment, weights=counts * colors[:, index], minlength=len(starts))
+        palette[:, index] = np.rint(sums / total).astype(np.uint8)
     return palette, assignment
 
 
@@ -98,6 +105,13 @@ def quantize(frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _global_palette(frames: np.ndarray) -> np.ndarray | None:
     """Sorted keys of every colour in the clip if there are at most 256, else None."""
+    if frames[0].size * len(frames) < 1 << 21:
+        keys: np.ndarray = np.empty(0, dtype=np.uint32)
+        for frame in frames:
+            keys = np.union1d(keys, _keys(frame))
+            if len(keys) > _COLORS:
+                return None
+        return keys
     seen = np.zeros(1 << 24, dtype=bool)
     for frame in frames:
         seen[_keys(frame)] = True
@@ -216,8 +230,6 @@ def encode_gif(frames: np.ndarray, delay_cs: int) -> bytes:
     parts = [b"GIF89a"]
     if global_keys is not None:
         bits = _table_bits(len(global_keys))
-        lut = np.zeros(1 << 24, dtype=np.uint8)
-        lut[global_keys] = np.arange(len(global_keys), dtype=np.uint8)
         palette = _palette_of(global_keys)
         parts.append(struct.pack("<2H3B", width, height, 0xF0 | (bits - 1), 0, 0))
         parts.append(_color_table(palette, bits))
@@ -228,7 +240,8 @@ def encode_gif(frames: np.ndarray, delay_cs: int) -> bytes:
     previous: np.ndarray | None = None
     for frame in frames:
         if global_keys is not None:
-            indices, local = lut[_keys(frame)], None
+            indices = np.searchsorted(global_keys, _keys(frame)).astype(np.uint8)
+            local = None
             shown = frame
         else:
             local, indices = quantize(frame)
