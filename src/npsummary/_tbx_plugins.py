@@ -66,7 +66,7 @@ class PluginMethods(TbxWriterBase):
         Writes torch's three ``_hparams_/*`` summaries and one scalar per metric into the
         sub-run ``run_name``, by default named by the current time (``str(time.time())``) as in
         torch and tensorboardX, so each call is one session (one row of the dashboard).
-        ``run_name='.'`` (``npsummary.OWN_RUN``) writes the session into the writer's own run
+        ``run_name='.'`` writes the session into the writer's own run
         instead: no extra run appears, and the run's own scalars (``metric_dict``'s keys and any
         tags logged with ``add_scalar``) are the session's metrics.
 
