@@ -133,9 +133,10 @@ def main() -> None:
             raise AssertionError(f"{label}: {colours} colours but our GIF is not exact")
         t_ours, t_theirs = (statistics.median(times[k]) * 1e3 for k in ("ours", "theirs"))
         s_ours, s_theirs = (len(outputs[k]) / 1024 for k in ("ours", "theirs"))
+        e_ours, e_theirs = errors["ours"], errors["theirs"]
         print(
             f"{label:22} {t_ours:8.1f} {t_theirs:9.1f} {t_ours / t_theirs:6.2f} {s_ours:8.1f} "
-            f"{s_theirs:9.1f} {s_ours / s_theirs:6.2f} {errors['ours']:8.2f} {errors['theirs']:10.2f}"
+            f"{s_theirs:9.1f} {s_ours / s_theirs:6.2f} {e_ours:8.2f} {e_theirs:10.2f}"
         )
 
 
