@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from npsummary import MemorySink, SummaryWriter
-from npsummary._summaries.tensor import tensor_value
+from npsummary._summaries.torch_tensor import tensor_value
 
 ARRAYS = [
     np.arange(6, dtype=np.float32).reshape(2, 3),
