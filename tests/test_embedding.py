@@ -117,3 +117,14 @@ def test_gray_and_uint8_sprites(logdir: Path) -> None:
     assert sprite.shape == (12, 12, 3)  # ceil(sqrt(5)) = 3 tiles per row, square
     np.testing.assert_array_equal(sprite[4:8, 0:4, 1], images[3, 0])
     assert not sprite[8:, 4:].any()
+
+
+def test_files_get_the_usual_permissions(logdir: Path) -> None:
+    with SummaryWriter(str(logdir)) as writer:
+        writer.add_embedding(np.zeros((2, 2)), ["a", "b"])
+    reference = logdir / "reference"
+    reference.write_text("x")
+    expected = reference.stat().st_mode & 0o777
+    for path in (logdir / "projector_config.pbtxt", logdir / "00000" / "default" / "tensors.tsv"):
+        assert path.stat().st_mode & 0o777 == expected
+    assert not [p for p in logdir.rglob(".tmp-*")]

@@ -9,18 +9,33 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
+import threading
 from collections.abc import Iterable
 
 __all__ = ["CONFIG_NAME", "append_config", "write_file"]
 
 CONFIG_NAME = "projector_config.pbtxt"
 
+# Writers of one process append to a config file one at a time (read, extend, rename).
+_CONFIG_LOCK = threading.Lock()
+
 
 def write_file(path: str, chunks: Iterable[bytes]) -> None:
-    """Write ``chunks`` to ``path`` atomically (temporary file + rename)."""
+    """Write ``chunks`` to ``path`` atomically (temporary file + rename).
+
+    The temporary file is created with mode 0o666 minus the umask, like any file ``open``
+    creates (``tempfile.mkstemp`` would leave it readable by its owner only).
+    """
     directory = os.path.dirname(path) or "."
-    fd, temporary = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        temporary = os.path.join(directory, f".tmp-{os.getpid()}-{secrets.token_hex(6)}")
+        try:
+            fd = os.open(temporary, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(fd, "wb") as handle:
             for chunk in chunks:
@@ -35,6 +50,11 @@ def write_file(path: str, chunks: Iterable[bytes]) -> None:
 def append_config(logdir: str, block: str) -> None:
     """Add ``block`` to ``<logdir>/projector_config.pbtxt`` unless it is there already."""
     path = os.path.join(logdir, CONFIG_NAME)
+    with _CONFIG_LOCK:
+        _append(path, block)
+
+
+def _append(path: str, block: str) -> None:
     try:
         with open(path, encoding="utf-8") as handle:
             current = handle.read()
