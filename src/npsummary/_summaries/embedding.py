@@ -79,6 +79,19 @@ def _cell(value: Any) -> str:
     return str(value).replace("\t", " ").replace("\r", " ").replace("\n", " ")
 
 
+def _header(tag: str, header: Any) -> list[str]:
+    """Column names; ``None`` or an empty list means single-column metadata, as in torch."""
+    if header is None:
+        return []
+    if hasattr(header, "__array__") and not isinstance(header, (list, tuple)):
+        header = as_array(header, tag).tolist()
+    if isinstance(header, (str, bytes)) or not isinstance(header, Sequence):
+        raise TypeError(
+            f"{tag!r}: metadata_header must be a list of column names, got {type(header).__name__}"
+        )
+    return [_cell(name) for name in header]
+
+
 def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
     """``metadata.tsv`` for ``count`` points.
 
@@ -87,14 +100,14 @@ def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
         does not have one value per header column.
     """
     if hasattr(metadata, "__array__") and not isinstance(metadata, (list, tuple)):
-        metadata = np.asarray(metadata).tolist()
+        metadata = as_array(metadata, tag).tolist()
     if isinstance(metadata, (str, bytes)) or not isinstance(metadata, Sequence):
         raise TypeError(f"{tag!r}: metadata must be a list, got {type(metadata).__name__}")
     if len(metadata) != count:
         raise ValueError(f"{tag!r}: metadata has {len(metadata)} entries but mat has {count} rows")
-    if not header:
+    columns = _header(tag, header)
+    if not columns:
         return "".join(_cell(item) + "\n" for item in metadata).encode("utf-8")
-    columns = [_cell(name) for name in header]
     lines = ["\t".join(columns)]
     for index, row in enumerate(metadata):
         if (

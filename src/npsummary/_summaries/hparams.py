@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import check_tag, to_float
+from .._convert import as_array, check_tag, to_float, to_float32_range
 from .metadata import PLUGIN_HPARAMS
 
 __all__ = [
@@ -52,7 +52,7 @@ def _hparam_value(key: str, value: Any) -> HParamValue | None:
     if isinstance(value, (numbers.Real, np.integer, np.floating)):
         return float(value)
     if hasattr(value, "__array__") and not isinstance(value, (bytes, dict)):
-        array = np.asarray(value)
+        array = as_array(value, f"hparam {key!r}")
         if array.size == 1 and array.dtype.kind in "biuf":
             item = array.reshape(()).item()
             return bool(item) if array.dtype.kind == "b" else float(item)
@@ -97,7 +97,8 @@ def _summary(tag: str, content: Any) -> bytes:
 
 
 def metric_values(metric_dict: Any) -> list[tuple[str, float]]:
-    """Check ``metric_dict`` (tag -> real number) and return its items in order."""
+    """Check ``metric_dict`` (tag -> real number) and return its items in order, each value
+    saturated to float32's range as ``add_scalar`` stores it."""
     if not isinstance(metric_dict, Mapping):
         raise TypeError(
             f"add_hparams: metric_dict must be a dict of tag -> number, "
@@ -106,7 +107,7 @@ def metric_values(metric_dict: Any) -> list[tuple[str, float]]:
     out = []
     for key, value in metric_dict.items():
         tag = check_tag(key, "add_hparams: metric_dict key")
-        out.append((tag, to_float(value, tag)))
+        out.append((tag, to_float32_range(to_float(value, tag))))
     return out
 
 

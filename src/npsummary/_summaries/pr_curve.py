@@ -170,6 +170,10 @@ def pr_curve_raw_value(tag: str, rows: tuple[Any, ...], num_thresholds: Any = 12
             raise ValueError(f"{tag!r}: {name} contains NaN or infinity")
         arrays.append(array)
     lengths = {array.size for array in arrays}
+    if max(lengths) > MAX_THRESHOLDS:
+        raise ValueError(
+            f"{tag!r}: PR-curve rows hold at most {MAX_THRESHOLDS} thresholds, got {max(lengths)}"
+        )
     if len(lengths) != 1 or 0 in lengths:
         raise ValueError(
             f"{tag!r}: the six PR-curve rows must have one non-zero length, got "
