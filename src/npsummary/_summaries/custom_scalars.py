@@ -7,6 +7,8 @@ charts that are either multiline (a list of tag regexes) or margin (value, lower
 The layout argument is the anchors' dict: ``{category: {chart title: [kind, tags]}}`` where kind
 is ``'Multiline'`` or ``'Margin'`` (exactly three tags). Like the anchors, any kind other than
 ``'Margin'`` is a multiline chart.
+
+Format notes: docs/FORMAT.md §4.8.
 """
 
 from __future__ import annotations

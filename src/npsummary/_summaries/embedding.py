@@ -14,6 +14,8 @@ longer than 200 bytes is shortened with a hash. Tabs and newlines inside labels 
 TSV, so they become spaces. Label images must be square (the projector requires it) with C = 1
 or 3 (or 4, alpha dropped); floats are scaled by 255, clipped and truncated as the anchors do,
 uint8 is kept (the anchors multiply it by 255 too, turning every non-zero pixel white).
+
+Format notes: docs/FORMAT.md §4.11.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ because it tests ``int`` first; tensorboardX and TensorBoard's own ``hp.hparams`
 booleans, as we do); ``int``, ``float``, NumPy integers and floats, and size-1 numeric arrays or
 tensors are numbers; ``str`` is text; ``None`` is skipped, as torch does. Anything else
 raises ``TypeError`` naming the key.
+
+Format notes: docs/FORMAT.md §4.6.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ anything else is multiplied by 255 in float32, clipped to [0, 255] and truncated
 as 0 and reported. Boxes are drawn by :mod:`npsummary._boxes`, then the image is resized by
 ``rescale``. Like torch, ``Summary.Image`` records the height and width *before* rescaling and
 ``colorspace`` is the channel count (3, or 4 for RGBA).
+
+Format notes: docs/FORMAT.md §4.3.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ name=tag, content_type, json_config, shape, components}``; ``components`` is the
 
 tensorboardX 2.6 writes the same tensors tagged ``{tag}_1``/``_2``/``_3`` without the bitmask,
 which TensorBoard's mesh dashboard cannot pair; torch's form is the one the plugin reads.
+
+Format notes: docs/FORMAT.md §4.10.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ algorithm): each prediction falls in bucket ``floor(p * (num_thresholds - 1))``;
 counts per bucket are summed from the top, so column ``i`` counts predictions ``>= i / (n - 1)``.
 Unlike the anchors, ``num_thresholds`` is not capped at 127, and labels outside {0, 1} and
 predictions that are not finite or not in [0, 1] raise instead of producing a wrong curve.
+
+Format notes: docs/FORMAT.md §4.7.
 """
 
 from __future__ import annotations

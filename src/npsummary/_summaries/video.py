@@ -11,6 +11,8 @@ on/off transparency); ``colorspace`` records C as the anchors do.
 
 The GIF is encoded by :mod:`npsummary._format.gif` (no moviepy); each frame lasts
 ``int(100 / fps)`` hundredths of a second, what Pillow stores for moviepy's ``1000 / fps`` ms.
+
+Format notes: docs/FORMAT.md §4.3.
 """
 
 from __future__ import annotations
