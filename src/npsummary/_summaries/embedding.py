@@ -86,7 +86,13 @@ def _header(tag: str, header: Any) -> list[str]:
     if header is None:
         return []
     if hasattr(header, "__array__") and not isinstance(header, (list, tuple)):
-        header = as_array(header, tag).tolist()
+        array = as_array(header, tag)
+        if array.ndim != 1:
+            raise ValueError(
+                f"{tag!r}: metadata_header must be 1-D (one name per column), got shape "
+                f"{array.shape}"
+            )
+        header = array.tolist()
     if isinstance(header, (str, bytes)) or not isinstance(header, Sequence):
         raise TypeError(
             f"{tag!r}: metadata_header must be a list of column names, got {type(header).__name__}"
@@ -102,7 +108,14 @@ def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
         does not have one value per header column.
     """
     if hasattr(metadata, "__array__") and not isinstance(metadata, (list, tuple)):
-        metadata = as_array(metadata, tag).tolist()
+        array = as_array(metadata, tag)
+        # Shape first: a list of a huge array would cost a Python object per element.
+        if array.ndim not in (1, 2) or array.shape[0] != count:
+            raise ValueError(
+                f"{tag!r}: metadata must hold one entry (or one row of columns) per row of mat "
+                f"({count}), got an array of shape {array.shape}"
+            )
+        metadata = array.tolist()
     if isinstance(metadata, (str, bytes)) or not isinstance(metadata, Sequence):
         raise TypeError(f"{tag!r}: metadata must be a list, got {type(metadata).__name__}")
     if len(metadata) != count:
