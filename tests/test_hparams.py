@@ -156,3 +156,18 @@ def test_session_values_reach_the_plugin_data(logdir: Path) -> None:
     assert hparams["lr"].number_value == 0.1
     assert hparams["opt"].string_value == "adam"
     assert hparams["aug"].bool_value is False
+
+
+def test_nested_run_names_make_one_run_and_close_their_file(logdir: Path) -> None:
+    with SummaryWriter(str(logdir)) as writer:
+        writer.add_hparams({"a": 1}, {"m": 1.0}, run_name="sweep/t1")
+        # Written and closed at once: readable before the writer is closed.
+        assert _tags(logdir / "sweep" / "t1") == [*HP_TAGS, "m"]
+    assert event_files(logdir / "sweep") == []
+
+
+def test_sub_runs_of_a_custom_sink() -> None:
+    sink = MemorySink()
+    SummaryWriter(sink).add_hparams({"a": 1}, {"m": 1.0}, run_name="sweep/t1")
+    assert sink.payloads == [] and sink.children["sweep"].payloads == []
+    assert len(sink.children["sweep"].children["t1"].payloads) == 4

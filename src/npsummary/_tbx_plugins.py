@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ._convert import check_tag
-from ._core import EventWriter
+from ._core import EventWriter, LogdirTarget
 from ._tbx_base import TbxWriterBase
 
 __all__ = ["OWN_RUN", "PluginMethods"]
@@ -41,13 +42,29 @@ class PluginMethods(TbxWriterBase):
     def _nan_report(self) -> Any:
         return self._get_writer().check_nonfinite.nan_pixels
 
-    def _hparams_writer(self, run_name: str) -> EventWriter:
-        writer = self._get_writer()
+    def _write_session(self, run_name: str, write: Callable[[EventWriter], None]) -> None:
+        """Run ``write`` on the writer of the session's run.
+
+        A sub-run on disk gets its own event file, written and closed at once, as torch's
+        ``with SummaryWriter(...)`` does: intermediate directories of a nested name hold no
+        event file (so they are no run of their own) and no file stays open per session.
+        """
         if run_name == OWN_RUN:
-            return writer
-        for part in _run_path(run_name):
-            writer = writer.child(part)
-        return writer
+            write(self._get_writer())
+            return
+        parts = _run_path(run_name)
+        logdir = self.get_logdir()
+        if not logdir:  # a custom sink: its sub-run sinks
+            writer = self._get_writer()
+            for part in parts:
+                writer = writer.child(part)
+            write(writer)
+            return
+        session = LogdirTarget(os.path.join(logdir, *parts)).open(self._options)
+        try:
+            write(session)
+        finally:
+            session.sink.close()
 
     # -- hparams --------------------------------------------------------------------------------
 
@@ -97,13 +114,15 @@ class PluginMethods(TbxWriterBase):
         metrics = metric_values(metric_dict)
         summaries = hparams_summaries(hparam_dict, [t for t, _ in metrics], hparam_domain_discrete)
         step = self._resolve("add_hparams", global_step, None)[1]
-        target = self._hparams_writer(run_name or str(time.time()))
         wall = time.time()
-        for summary in summaries:
-            target.write_summary(summary, step, wall)
-        for tag, value in metrics:
-            target.write_scalar(tag, value, step, wall)
-        target.sink.flush()
+
+        def write(target: EventWriter) -> None:
+            for summary in summaries:
+                target.write_summary(summary, step, wall)
+            for tag, value in metrics:
+                target.write_scalar(tag, value, step, wall)
+
+        self._write_session(run_name or str(time.time()), write)
 
     # -- PR curves -----------------------------------------------------------------------------
 
