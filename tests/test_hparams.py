@@ -131,10 +131,13 @@ def test_tensorboardx_positional_name_and_nested_runs(logdir: Path) -> None:
     with SummaryWriter(str(logdir)) as writer:
         writer.add_hparams({"lr": 0.1}, {"m": 1.0}, "trial_a")
         writer.add_hparams({"lr": 0.1}, {"m": 1.0}, name="trial_b")
+        writer.add_hparams({"lr": 0.1}, {"m": 1.0}, "trial_d", 7)  # tensorboardX: name, step
         writer.add_hparams({"lr": 0.1}, {"m": 1.0}, run_name="sweep/trial_c")
     assert _tags(logdir / "trial_a") == [*HP_TAGS, "m"]
     assert _tags(logdir / "trial_b") == [*HP_TAGS, "m"]
     assert _tags(logdir / "sweep" / "trial_c") == [*HP_TAGS, "m"]
+    (path,) = event_files(logdir / "trial_d")
+    assert {e.step for e in read_events(path) if e.summary.value} == {7}
 
 
 @pytest.mark.parametrize("run_name", ["..", "../x", "a/../b", "/abs", "a//b", "a/."])

@@ -94,7 +94,8 @@ class PluginMethods(TbxWriterBase):
           hparam_domain_discrete: name -> list of the values that hyperparameter can take.
           run_name: sub-run of the session (a relative path), or ``'.'`` for this run.
           global_step: step of the metric scalars (default: the writer's step).
-          name: tensorboardX's name for ``run_name``. A str passed third is taken as this.
+          name: tensorboardX's name for ``run_name``. tensorboardX's positional order
+            ``(hparam_dict, metric_dict, name, global_step)`` is accepted too (a str third).
 
         Raises:
           TypeError: a dict is not a dict, a key is not a str, or a value has another type
@@ -103,7 +104,14 @@ class PluginMethods(TbxWriterBase):
         """
         from ._summaries.hparams import hparams_summaries, metric_values
 
-        if isinstance(hparam_domain_discrete, str):  # tensorboardX: (hparams, metrics, name)
+        if isinstance(hparam_domain_discrete, str):
+            # tensorboardX's order: (hparam_dict, metric_dict, name, global_step)
+            if isinstance(run_name, str):
+                raise TypeError("add_hparams: two run names given (third and fourth argument)")
+            if run_name is not None:
+                if global_step is not None:
+                    raise TypeError("add_hparams: global_step given twice")
+                global_step = run_name
             hparam_domain_discrete, run_name = None, hparam_domain_discrete
         if name is not None:
             if run_name is not None:
