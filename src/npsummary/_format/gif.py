@@ -148,11 +148,15 @@ def _lzw_codes(indices: bytes, min_code_size: int) -> array[int]:
     return codes
 
 
+_BIT_LENGTH = np.array([n.bit_length() for n in range(2 * _MAX_CODES + 2)], dtype=np.int64)
+_BIT = np.arange(12, dtype=np.uint16)
+
+
 def _pack(codes: array[int], min_code_size: int) -> bytes:
     """Pack codes LSB-first with GIF's widths: a code written after ``n`` dictionary entries
     were added since the last clear is ``bit_length(clear + 1 + n)`` bits wide (at most 12)."""
     clear = 1 << min_code_size
-    values = np.frombuffer(codes, dtype=np.uint16).astype(np.int64)
+    values = np.frombuffer(codes, dtype=np.uint16)
     position = np.arange(len(values))
     is_clear = values == clear
     last_clear = np.maximum.accumulate(np.where(is_clear, position, 0))
@@ -160,21 +164,11 @@ def _pack(codes: array[int], min_code_size: int) -> bytes:
     previous = np.where(is_clear, np.concatenate(([0], last_clear[:-1])), last_clear)
     added = np.maximum(position - previous - 1, 0)
     added[0] = 0
-    widths = np.minimum(12, np.maximum(min_code_size + 1, _bit_length(clear + 1 + added)))
-    offsets = np.concatenate(([0], np.cumsum(widths)[:-1]))
-    total = int(offsets[-1] + widths[-1])
-    shifted = values << (offsets & 7)
-    byte = offsets >> 3
-    out = np.zeros((total + 7) // 8 + 3, dtype=np.int64)
-    for part in range(3):
-        out += np.bincount(
-            byte + part, weights=(shifted >> (8 * part)) & 255, minlength=len(out)
-        ).astype(np.int64)
-    return out[: (total + 7) // 8].astype(np.uint8).tobytes()
-
-
-def _bit_length(values: np.ndarray) -> np.ndarray:
-    return np.asarray(np.floor(np.log2(np.maximum(values, 1))).astype(np.int64) + 1)
+    widths = np.clip(_BIT_LENGTH[clear + 1 + added], min_code_size + 1, 12)
+    # Each code's 12 low bits, LSB first; keep the first `width` of each row.
+    bits = ((values[:, None] >> _BIT) & 1).astype(np.uint8)
+    stream = bits[_BIT[None, :] < widths[:, None]]
+    return np.packbits(stream, bitorder="little").tobytes()
 
 
 def _sub_blocks(data: bytes) -> bytes:
