@@ -87,3 +87,14 @@ def test_unchanged_frames_keep_their_delay() -> None:
 def test_bad_sizes_are_refused() -> None:
     with pytest.raises(ValueError, match="65535"):
         encode_gif(np.zeros((1, 0, 4, 3), dtype=np.uint8), 1)
+
+
+def test_noise_is_stored_as_literals_and_still_decodes_exactly() -> None:
+    rng = np.random.default_rng(4)
+    palette = rng.integers(0, 256, (256, 3)).astype(np.uint8)
+    clip = palette[rng.integers(0, 256, (3, 150, 130))]
+    data = encode_gif(clip, 4)
+    frames, _ = decode(data)
+    np.testing.assert_array_equal(frames, clip)
+    # 9-bit literals: about 9/8 of a byte per pixel, where a dictionary search expands noise.
+    assert len(data) < 3 * 150 * 130 * 9 / 8 * 1.02 + 2000

@@ -17,7 +17,10 @@ nothing per frame.
 
 LZW (GIF's variable-width variant, codes up to 12 bits, LSB first) runs as a tight Python loop
 over the pixel indices with one dict lookup per pixel; code widths and bit packing are then
-computed vectorized. The dictionary is reset with a clear code when it fills.
+computed vectorized. The dictionary is reset with a clear code when it fills. Noise does not
+compress: when LZW on a sample of a large frame (four strips of 1024 pixels) is no smaller than
+literals, the frame is written as literal codes of ``min_code_size + 1`` bits with a clear code
+before the dictionary would widen them, built without any loop.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ __all__ = ["encode_gif", "quantize"]
 
 _MAX_CODES = 4096
 _COLORS = 256
+_SAMPLE = 1024  # pixels per strip of the sample that picks LZW search or literals
 _NETSCAPE = b"\x21\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00"  # loop forever
 
 
@@ -152,11 +156,38 @@ _BIT_LENGTH = np.array([n.bit_length() for n in range(2 * _MAX_CODES + 2)], dtyp
 _BIT = np.arange(12, dtype=np.uint16)
 
 
-def _pack(codes: array[int], min_code_size: int) -> bytes:
-    """Pack codes LSB-first with GIF's widths: a code written after ``n`` dictionary entries
-    were added since the last clear is ``bit_length(clear + 1 + n)`` bits wide (at most 12)."""
+def _literal_codes(indices: bytes, min_code_size: int) -> np.ndarray:
+    """Codes that store ``indices`` as literals, with a clear code before the dictionary would
+    outgrow ``min_code_size + 1`` bits: every code is that wide, and no search is needed."""
     clear = 1 << min_code_size
-    values = np.frombuffer(codes, dtype=np.uint16)
+    run = clear - 2  # literals per clear: the decoder's dictionary stays below 2 * clear
+    values = np.frombuffer(indices, dtype=np.uint8).astype(np.uint16)
+    codes = np.insert(values, np.arange(0, len(values), run), clear)
+    return np.asarray(np.append(codes, np.uint16(clear + 1)))
+
+
+def _encode_indices(indices: bytes, min_code_size: int) -> bytes:
+    """The packed LZW data of ``indices``: a dictionary search, or literals when a sample shows
+    the search would not beat them (noise), which also skips the per-pixel Python loop."""
+    if min_code_size >= 5 and len(indices) > 16 * _SAMPLE:
+        step = len(indices) // 4
+        sample = b"".join(indices[i * step : i * step + _SAMPLE] for i in range(4))
+        searched = len(
+            _pack(np.frombuffer(_lzw_codes(sample, min_code_size), np.uint16), min_code_size)
+        )
+        literal = len(_pack(_literal_codes(sample, min_code_size), min_code_size))
+        if searched >= literal:
+            return _pack(_literal_codes(indices, min_code_size), min_code_size)
+    codes = np.frombuffer(_lzw_codes(indices, min_code_size), dtype=np.uint16)
+    return _pack(codes, min_code_size)
+
+
+def _pack(codes: np.ndarray, min_code_size: int) -> bytes:
+    """Pack uint16 codes LSB-first with GIF's widths: a code written after ``n`` dictionary
+    entries were added since the last clear is ``bit_length(clear + 1 + n)`` bits wide (at most
+    12)."""
+    clear = 1 << min_code_size
+    values = codes
     position = np.arange(len(values))
     is_clear = values == clear
     last_clear = np.maximum.accumulate(np.where(is_clear, position, 0))
@@ -200,7 +231,7 @@ def _image(
         head += _color_table(palette, bits)
     min_code_size = max(2, bits)
     pixels = np.ascontiguousarray(indices[top:bottom, left:right]).tobytes()
-    data = _pack(_lzw_codes(pixels, min_code_size), min_code_size)
+    data = _encode_indices(pixels, min_code_size)
     return head + bytes((min_code_size,)) + _sub_blocks(data)
 
 
