@@ -64,6 +64,7 @@ TB_MODULES = [
     "tensorboard.plugins.custom_scalar.layout_pb2",
     "tensorboard.plugins.hparams.api_pb2",
     "tensorboard.plugins.hparams.plugin_data_pb2",
+    "tensorboard.plugins.mesh.plugin_data_pb2",
 ]
 
 
@@ -279,7 +280,7 @@ def test_schema_uses_only_own_packages_and_paths() -> None:
         if fdp.package == "google.protobuf":
             assert fdp.name == "google/protobuf/struct.proto"
             continue
-        assert fdp.package in {"npsummary", "npsummary.hparams"}
+        assert fdp.package in {"npsummary", "npsummary.hparams", "npsummary.mesh"}
         assert fdp.name.startswith("npsummary/proto/")
         # dependency order: each file only imports files listed before it
         assert set(fdp.dependency) <= set(names[: names.index(fdp.name)])

@@ -114,6 +114,38 @@ WRITER_TARGETS: dict[str, T] = {
     ),
     "add_openvino_graph": T(lambda w, t, v, s: w.add_openvino_graph(v), tag_named=False),
     "use_metadata": T(lambda w, t, v, s: _in_metadata(w, t, v), tag_named=False),
+    "add_hparams": T(lambda w, t, v, s: w.add_hparams({"h": v}, {"m": 1.0}, None, "hp", s), False),
+    "add_hparams(keys)": T(lambda w, t, v, s: w.add_hparams({t: 0.1}, {t: v}, run_name="."), False),
+    "add_hparams(run_name)": T(
+        lambda w, t, v, s: w.add_hparams({"h": 1}, {"m": 1}, None, v), False
+    ),
+    "add_pr_curve": T(lambda w, t, v, s: w.add_pr_curve(t, _LABELS, v, s)),
+    "add_pr_curve(labels)": T(lambda w, t, v, s: w.add_pr_curve(t, v, _PREDICTIONS, s)),
+    "add_pr_curve(options)": T(
+        lambda w, t, v, s: w.add_pr_curve(t, _LABELS, _PREDICTIONS, s, num_thresholds=v, weights=v)
+    ),
+    "add_pr_curve_raw": T(lambda w, t, v, s: w.add_pr_curve_raw(t, v, v, v, v, v, v, s)),
+    "add_custom_scalars": T(lambda w, t, v, s: w.add_custom_scalars({t: {"c": v}}), False),
+    "add_custom_scalars_multilinechart": T(
+        lambda w, t, v, s: w.add_custom_scalars_multilinechart(v, t), tag_named=False
+    ),
+    "add_custom_scalars_marginchart": T(
+        lambda w, t, v, s: w.add_custom_scalars_marginchart(v, title=t), tag_named=False
+    ),
+    "add_embedding": T(lambda w, t, v, s: w.add_embedding(v, global_step=s, tag=t)),
+    "add_embedding(metadata)": T(lambda w, t, v, s: w.add_embedding(_MAT, v, v, s, t, v)),
+    "add_video": T(lambda w, t, v, s: w.add_video(t, v, s)),
+    "add_video(options)": T(lambda w, t, v, s: w.add_video(t, _VIDEO, s, fps=v, dataformats=v)),
+    "add_image_with_boxes": T(lambda w, t, v, s: w.add_image_with_boxes(t, _CHW, v, s)),
+    "add_image_with_boxes(img)": T(
+        lambda w, t, v, s: w.add_image_with_boxes(t, v, _BOXES, s, labels=["a"])
+    ),
+    "add_image_with_boxes(options)": T(
+        lambda w, t, v, s: w.add_image_with_boxes(t, _CHW, _BOXES, s, None, v, v, v)
+    ),
+    "add_mesh": T(lambda w, t, v, s: w.add_mesh(t, v, global_step=s)),
+    "add_mesh(parts)": T(lambda w, t, v, s: w.add_mesh(t, _VERTICES, v, v, v, s)),
+    "add_tensor": T(lambda w, t, v, s: w.add_tensor(t, v, s)),
 }
 
 
@@ -216,6 +248,12 @@ _CLIP = np.zeros(16, np.float32)
 _NCHW = np.zeros((2, 3, 4, 5), np.float32)
 _NHWC = np.zeros((2, 4, 5, 3), np.float32)
 _NAN = np.array([1.0, np.nan, np.inf])
+_LABELS = np.array([0, 1, 1, 0])
+_PREDICTIONS = np.array([0.1, 0.8, 0.4, 0.5])
+_MAT = np.zeros((2, 3))
+_VIDEO = np.zeros((1, 2, 3, 4, 4), np.uint8)
+_BOXES = np.array([[0.0, 0.0, 2.0, 3.0]])
+_VERTICES = np.zeros((1, 4, 3), np.float32)
 
 
 def _enter(cm: Any) -> None:

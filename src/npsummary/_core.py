@@ -174,6 +174,20 @@ class EventWriter:
         """Write one TF2 scalar event (the hot path: cached per-tag bytes)."""
         self.sink.write(self.scalars.event(tag, value, step, walltime, description, display_name))
 
+    def write_simple_scalar(
+        self,
+        tag: str,
+        value: float,
+        step: int,
+        walltime: float,
+        description: str | None = None,
+        display_name: str | None = None,
+    ) -> None:
+        """Write one legacy ``simple_value`` scalar event (tensorboardX's and torch's form)."""
+        self.sink.write(
+            self.simple_scalars.event(tag, value, step, walltime, description, display_name)
+        )
+
     def write_event(self, event: Any) -> None:
         """Write an ``Event`` message as it is."""
         self.sink.write(bytes(event.SerializeToString()))

@@ -103,8 +103,7 @@ class ScalarMethods(TbxWriterBase):
                 self._get_writer().write_values([scalar], step, wall)
                 return
             display_name, summary_description = title, note
-        writer = self._get_writer()
-        event = writer.simple_scalars.event(
+        self._get_writer().write_simple_scalar(
             tag,
             to_float32_range(value),
             step,
@@ -112,7 +111,6 @@ class ScalarMethods(TbxWriterBase):
             summary_description or None,
             display_name or None,
         )
-        writer.sink.write(event)
 
     def add_scalars(
         self,
@@ -146,4 +144,4 @@ class ScalarMethods(TbxWriterBase):
         writer = self._get_writer()
         for key, value in values:
             child = writer.child(safe_run_name(f"{main_tag}_{key}"))
-            child.sink.write(child.simple_scalars.event(main_tag, value, step, wall))
+            child.write_simple_scalar(main_tag, value, step, wall)

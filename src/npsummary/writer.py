@@ -40,6 +40,7 @@ from ._summaries.histogram import (
 from ._summaries.nonfinite import check_policy
 from ._summaries.text import string_array, text_value
 from ._tbx_images import ImageMethods
+from ._tbx_plugins import PluginMethods
 from ._tbx_scalars import ScalarMethods
 from ._types import ArrayLike, NonFinitePolicy, ScalarLike, StepLike
 from ._writer_surface import COMET_DISABLED, AnchorSurface, check_anchor_options
@@ -47,7 +48,7 @@ from ._writer_surface import COMET_DISABLED, AnchorSurface, check_anchor_options
 __all__ = ["SummaryWriter"]
 
 
-class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods):
+class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods, PluginMethods):
     """Writes summaries for TensorBoard into an event file in ``logdir``.
 
     Args:

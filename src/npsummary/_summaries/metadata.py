@@ -19,9 +19,14 @@ __all__ = [
     "DT_FLOAT",
     "DT_STRING",
     "PLUGIN_AUDIO",
+    "PLUGIN_CUSTOM_SCALARS",
     "PLUGIN_HISTOGRAMS",
+    "PLUGIN_HPARAMS",
     "PLUGIN_IMAGES",
+    "PLUGIN_MESH",
+    "PLUGIN_PR_CURVES",
     "PLUGIN_SCALARS",
+    "PLUGIN_TENSOR",
     "PLUGIN_TEXT",
     "metadata_bytes",
     "metadata_message",
@@ -32,6 +37,11 @@ PLUGIN_HISTOGRAMS = "histograms"
 PLUGIN_IMAGES = "images"
 PLUGIN_TEXT = "text"
 PLUGIN_AUDIO = "audio"
+PLUGIN_HPARAMS = "hparams"
+PLUGIN_PR_CURVES = "pr_curves"
+PLUGIN_CUSTOM_SCALARS = "custom_scalars"
+PLUGIN_MESH = "mesh"
+PLUGIN_TENSOR = "tensor"  # torch's add_tensor
 
 #: Serialized ``AudioPluginData{version: 0, encoding: WAV}``.
 AUDIO_CONTENT_WAV = b"\x10\x0b"

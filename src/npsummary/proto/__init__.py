@@ -79,6 +79,7 @@ __all__ = [
     "LogMessage",
     "MarginChartContent",
     "MarginSeries",
+    "MeshPluginData",
     "MetricInfo",
     "MetricName",
     "MultilineChartContent",
@@ -157,6 +158,7 @@ Chart: Any = _message("npsummary.Chart")
 MultilineChartContent: Any = _message("npsummary.MultilineChartContent")
 MarginChartContent: Any = _message("npsummary.MarginChartContent")
 MarginSeries: Any = _message("npsummary.MarginChartContent.Series")
+MeshPluginData: Any = _message("npsummary.mesh.MeshPluginData")
 
 # HParams plugin (hparams.proto).
 HParamsPluginData: Any = _message("npsummary.hparams.HParamsPluginData")

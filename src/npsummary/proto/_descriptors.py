@@ -166,6 +166,14 @@ FILES: tuple[bytes, ...] = (
         b"losed\x22S\n\x06Layout\x12\x18\n\x07version\x18\x01 \x01(\x05R\x07version\x12/\n\x08category\x18\x02 \x03(\x0b2\x13.npsummary."
         b"CategoryR\x08categoryb\x06proto3"
     ),
+    # npsummary/proto/mesh.proto
+    (
+        b"\n\x1anpsummary/proto/mesh.proto\x12\x0enpsummary.mesh\x22\xa3\x02\n\x0eMeshPluginData\x12\x18\n\x07versi"
+        b"on\x18\x01 \x01(\x05R\x07version\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12M\n\x0ccontent_type\x18\x03 \x01(\x0e2*.npsummary."
+        b"mesh.MeshPluginData.ContentTypeR\x0bcontentType\x12\x1f\n\x0bjson_config\x18\x05 \x01(\tR\njsonC"
+        b"onfig\x12\x14\n\x05shape\x18\x06 \x03(\x05R\x05shape\x12\x1e\n\ncomponents\x18\x07 \x01(\rR\ncomponents\x22=\n\x0bContentTy"
+        b"pe\x12\r\n\tUNDEFINED\x10\x00\x12\n\n\x06VERTEX\x10\x01\x12\x08\n\x04FACE\x10\x02\x12\t\n\x05COLOR\x10\x03b\x06proto3"
+    ),
     # npsummary/proto/plugin_data.proto
     (
         b"\n!npsummary/proto/plugin_data.proto\x12\tnpsummary\x22,\n\x10ScalarPluginData\x12\x18\n\x07ve"

@@ -1,0 +1,123 @@
+"""An image with bounding boxes in ``Summary.Image``, as torch's ``add_image_with_boxes`` writes.
+
+The image is ``CHW`` by default (or ``HWC``, ``HW``, any permutation named by
+``dataformats``); gray is repeated to RGB as torch does. Values follow torch: uint8 is kept,
+anything else is multiplied by 255 in float32, clipped to [0, 255] and truncated; NaN is drawn
+as 0 and reported. Boxes are drawn by :mod:`npsummary._boxes`, then the image is resized by
+``rescale``. Like torch, ``Summary.Image`` records the height and width *before* rescaling and
+``colorspace`` is the channel count (3, or 4 for RGBA).
+
+Format notes: docs/FORMAT.md §4.3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._boxes import draw_boxes, resize_lanczos
+from .._convert import as_array
+from .._format.png import encode_png
+
+__all__ = ["image_boxes_value"]
+
+
+def _hwc(tag: str, data: Any, dataformats: Any) -> np.ndarray:
+    if not isinstance(dataformats, str):
+        raise TypeError(f"{tag!r}: dataformats must be a str, got {type(dataformats).__name__}")
+    layout = dataformats.upper()
+    array = as_array(data, tag)
+    if sorted(layout) not in (sorted("CHW"), sorted("HW")) or array.ndim != len(layout):
+        raise ValueError(
+            f"{tag!r}: dataformats must be a permutation of 'CHW' or 'HW' matching the image's "
+            f"rank, got {dataformats!r} for shape {array.shape}"
+        )
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{tag!r}: image data must be numeric, got dtype {array.dtype}")
+    if layout.find("C") < 0:
+        array = array.transpose([layout.index(axis) for axis in "HW"])[..., None]
+    else:
+        array = array.transpose([layout.index(axis) for axis in "HWC"])
+    if array.shape[2] not in (1, 3, 4) or 0 in array.shape:
+        raise ValueError(
+            f"{tag!r}: the image must be non-empty with C = 1, 3 or 4, got {array.shape} (HWC)"
+        )
+    return np.asarray(array)
+
+
+def _pixels(array: np.ndarray, report_nan: Callable[[int], None]) -> np.ndarray:
+    if array.dtype == np.uint8:
+        pixels = array
+    else:
+        values = array.astype(np.float32)
+        nan = np.isnan(values)
+        if nan.any():
+            report_nan(int(nan.sum()))
+            values = np.where(nan, np.float32(0), values)
+        with np.errstate(over="ignore"):
+            pixels = np.clip(values * np.float32(255), 0, 255).astype(np.uint8)
+    if pixels.shape[2] == 1:
+        pixels = np.repeat(pixels, 3, axis=2)
+    return np.ascontiguousarray(pixels)
+
+
+def _boxes(tag: str, data: Any) -> np.ndarray:
+    boxes = as_array(data, tag)
+    if boxes.dtype.kind not in "biuf":
+        raise TypeError(f"{tag!r}: box_tensor must be numeric, got dtype {boxes.dtype}")
+    if boxes.ndim != 2 or boxes.shape[1] != 4:
+        raise ValueError(
+            f"{tag!r}: box_tensor must be [N, 4] (xmin, ymin, xmax, ymax), got {boxes.shape}"
+        )
+    if not np.all(np.isfinite(boxes)):
+        raise ValueError(f"{tag!r}: box_tensor contains NaN or infinity")
+    return boxes
+
+
+def _labels(tag: str, labels: Any, count: int) -> list[str] | None:
+    if labels is None:
+        return None
+    if isinstance(labels, str):
+        labels = [labels]
+    if not isinstance(labels, (list, tuple)) or not all(isinstance(x, str) for x in labels):
+        raise TypeError(f"{tag!r}: labels must be a list of str, got {labels!r}")
+    if len(labels) != count:
+        raise ValueError(f"{tag!r}: {len(labels)} labels for {count} boxes; give one per box")
+    return list(labels)
+
+
+def image_boxes_value(
+    tag: str,
+    img: Any,
+    boxes: Any,
+    rescale: Any,
+    dataformats: Any,
+    labels: Any,
+    report_nan: Callable[[str, int], None],
+) -> bytes:
+    """Serialized ``Summary.Value{tag, image}`` with the boxes drawn (see the module docstring).
+
+    Raises:
+      TypeError: non-numeric data, labels that are not strings, a non-numeric rescale.
+      ValueError: a bad layout or shape, boxes not ``[N, 4]`` or not finite, a label count
+        different from the box count, or a rescale that leaves no pixel.
+    """
+    from .. import proto
+
+    if isinstance(rescale, bool) or not isinstance(rescale, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{tag!r}: rescale must be a number, got {rescale!r}")
+    box_array = _boxes(tag, boxes)
+    names = _labels(tag, labels, len(box_array))
+    pixels = _pixels(_hwc(tag, img, dataformats), lambda count: report_nan(tag, count))
+    height, width, channels = pixels.shape
+    new_height, new_width = int(height * rescale), int(width * rescale)
+    if not (0 < new_height <= 1 << 15 and 0 < new_width <= 1 << 15):
+        raise ValueError(f"{tag!r}: rescale {rescale} gives a {new_width}x{new_height} image")
+    drawn = resize_lanczos(draw_boxes(pixels, box_array, names), new_height, new_width)
+    value = proto.SummaryValue(tag=tag)
+    image = value.image
+    image.height, image.width, image.colorspace = height, width, channels
+    image.encoded_image_string = encode_png(drawn)
+    return bytes(value.SerializeToString())

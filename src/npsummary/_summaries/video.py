@@ -1,0 +1,123 @@
+"""Videos as animated GIFs in ``Summary.Image``, as tensorboardX's ``add_video`` writes them.
+
+The input is ``[N, T, C, H, W]`` (or any permutation named by ``dataformats``). As in
+tensorboardX and torch, the N clips are tiled into one grid per frame: N is padded with black
+clips to a power of two, the grid has ``2 ** ((bit_length(N) - 1) // 2)`` rows, and each frame
+becomes one GIF frame. Pixel values follow the anchors exactly: uint8 is divided by 255 in
+float32 and multiplied back (so the anchors' float rounding is reproduced), floats in [0, 1] are
+multiplied by 255, clipped (as torch does; tensorboardX wraps around) and truncated. NaN is
+drawn as 0 and reported. C is 1 (gray), 3 (RGB) or 4 (RGBA, alpha dropped: GIF has only
+on/off transparency); ``colorspace`` records C as the anchors do.
+
+The GIF is encoded by :mod:`npsummary._format.gif` (no moviepy); each frame lasts
+``int(100 / fps)`` hundredths of a second, what Pillow stores for moviepy's ``1000 / fps`` ms.
+
+Format notes: docs/FORMAT.md §4.3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._convert import as_array
+from .._format.gif import encode_gif
+
+__all__ = ["prepare_video", "video_value"]
+
+_ORDER = "NTCHW"
+
+
+def _ntchw(tag: str, data: Any, dataformats: Any) -> np.ndarray:
+    if not isinstance(dataformats, str):
+        raise TypeError(f"{tag!r}: dataformats must be a str, got {type(dataformats).__name__}")
+    layout = dataformats.upper()
+    if len(layout) == 4 and "N" not in layout:
+        layout = "N" + layout  # one clip
+        data = as_array(data, tag)[None]
+    if sorted(layout) != sorted(_ORDER):
+        raise ValueError(
+            f"{tag!r}: dataformats must be a permutation of 'NTCHW' (or of 'TCHW'), "
+            f"got {dataformats!r}"
+        )
+    array = as_array(data, tag)
+    if array.ndim != 5:
+        raise ValueError(f"{tag!r}: a video must be 5-D ({dataformats}), got shape {array.shape}")
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{tag!r}: video data must be numeric, got dtype {array.dtype}")
+    video = array.transpose([layout.index(axis) for axis in _ORDER])
+    if video.shape[2] not in (1, 3, 4):
+        raise ValueError(f"{tag!r}: C must be 1, 3 or 4, got shape {video.shape} (NTCHW)")
+    if 0 in video.shape:
+        raise ValueError(f"{tag!r}: empty video, shape {video.shape} (NTCHW)")
+    return np.asarray(video)
+
+
+def _to_uint8(video: np.ndarray, padded: bool, report_nan: Callable[[int], None]) -> np.ndarray:
+    if video.dtype == np.uint8:
+        # The anchors compute uint8(float32(x) / 255 * 255), in float64 when N was padded.
+        levels = np.float32(np.arange(256, dtype=np.float32) / np.float32(255.0))
+        scaled = levels.astype(np.float64) * 255.0 if padded else levels * np.float32(255.0)
+        lut = np.clip(scaled, 0, 255).astype(np.uint8)
+        return np.asarray(lut[video])
+    values = video if video.dtype.kind == "f" else video.astype(np.float64)
+    if padded:
+        values = values.astype(np.float64)
+    nan = np.isnan(values)
+    count = int(nan.sum())
+    if count:
+        values = np.where(nan, 0, values)
+        report_nan(count)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.clip(values * 255.0, 0, 255).astype(np.uint8)
+
+
+def prepare_video(video: np.ndarray, report_nan: Callable[[int], None]) -> np.ndarray:
+    """uint8 frames ``[T, rows * H, cols * W, C]`` from ``[N, T, C, H, W]`` (anchors' grid)."""
+    n, t, c, h, w = video.shape
+    padded_n = n if n & (n - 1) == 0 else 1 << n.bit_length()
+    pixels = _to_uint8(video, padded_n != n, report_nan)
+    if padded_n != n:
+        pad = np.zeros((padded_n - n, t, c, h, w), dtype=np.uint8)
+        pixels = np.concatenate((pixels, pad), axis=0)
+    rows = 2 ** ((n.bit_length() - 1) // 2)
+    cols = padded_n // rows
+    grid = pixels.reshape(rows, cols, t, c, h, w).transpose(2, 0, 4, 1, 5, 3)
+    return np.ascontiguousarray(grid.reshape(t, rows * h, cols * w, c))
+
+
+def video_value(
+    tag: str,
+    data: Any,
+    fps: Any,
+    dataformats: Any,
+    report_nan: Callable[[str, int], None],
+) -> bytes:
+    """Serialized ``Summary.Value{tag, image: Summary.Image{GIF}}``.
+
+    Raises:
+      TypeError: non-numeric data, fps or dataformats of the wrong type.
+      ValueError: wrong rank, C not in {1, 3, 4}, an empty video, or fps not positive.
+    """
+    from .. import proto
+
+    if isinstance(fps, bool) or not isinstance(fps, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{tag!r}: fps must be a number, got {fps!r}")
+    if not 0 < float(fps) < float("inf"):
+        raise ValueError(f"{tag!r}: fps must be positive and finite, got {fps}")
+    video = _ntchw(tag, data, dataformats)
+    frames = prepare_video(video, lambda count: report_nan(tag, count))
+    _t, height, width, channels = frames.shape
+    rgb = frames[..., :3] if channels >= 3 else np.repeat(frames, 3, axis=3)
+    if height > 0xFFFF or width > 0xFFFF:
+        raise ValueError(
+            f"{tag!r}: a GIF frame is at most 65535 pixels a side, got {width}x{height}"
+        )
+    gif = encode_gif(rgb, int(100 / float(fps)))
+    value = proto.SummaryValue(tag=tag)
+    image = value.image
+    image.height, image.width, image.colorspace = height, width, channels
+    image.encoded_image_string = gif
+    return bytes(value.SerializeToString())

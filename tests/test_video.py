@@ -1,0 +1,100 @@
+"""add_video: the anchors' grid and pixel conversion, exactly, and clear errors."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from conftest import only_event_file, read_events
+from npsummary import SummaryWriter
+from npsummary._summaries.video import prepare_video
+
+Image = pytest.importorskip("PIL.Image")
+
+
+def _anchor(video: np.ndarray) -> np.ndarray:
+    """tensorboardX's conversion: _prepare_video, then float * 255 truncated (clipped as torch)."""
+    utils = pytest.importorskip("tensorboardX.utils")
+    frames = utils._prepare_video(video)
+    if frames.dtype != np.uint8:
+        frames = np.clip(frames * 255.0, 0, 255).astype(np.uint8)
+    return np.asarray(frames)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 6),
+    st.integers(1, 3),
+    st.sampled_from([1, 3]),
+    st.booleans(),
+    st.data(),
+)
+def test_grid_and_values_match_tensorboardx(
+    n: int, t: int, c: int, as_uint8: bool, data: st.DataObject
+) -> None:
+    shape = (n, t, c, 3, 4)
+    if as_uint8:
+        video = data.draw(hnp.arrays(np.uint8, shape))
+    else:
+        video = data.draw(hnp.arrays(np.float32, shape, elements=st.floats(0, 1, width=32)))
+    np.testing.assert_array_equal(prepare_video(video, lambda count: None), _anchor(video))
+
+
+def _gif_frames(path: Path) -> tuple[object, list[np.ndarray]]:
+    (event,) = [e for e in read_events(only_event_file(path)) if e.HasField("summary")]
+    image = event.summary.value[0].image
+    frames = []
+    with Image.open(io.BytesIO(image.encoded_image_string)) as gif:
+        for index in range(gif.n_frames):
+            gif.seek(index)
+            frames.append(np.asarray(gif.convert("RGB")))
+    return image, frames
+
+
+def test_dataformats_and_a_single_clip(logdir: Path) -> None:
+    clip = (np.arange(2 * 3 * 4 * 5) % 4 * 80).astype(np.uint8).reshape(2, 4, 5, 3)  # T H W C
+    with SummaryWriter(str(logdir)) as writer:
+        writer.add_video("clip", clip, 3, fps=2, dataformats="THWC")
+    image, frames = _gif_frames(logdir)
+    assert (image.height, image.width, image.colorspace) == (4, 5, 3)
+    np.testing.assert_array_equal(np.stack(frames), clip)
+
+
+def test_nan_is_drawn_black_with_a_warning(logdir: Path) -> None:
+    video = np.full((1, 2, 1, 3, 3), 0.5, dtype=np.float32)
+    video[0, 0, 0, 0, 0] = np.nan
+    with SummaryWriter(str(logdir)) as writer, pytest.warns(Warning, match="NaN"):
+        writer.add_video("v", video)
+    _, frames = _gif_frames(logdir)
+    assert frames[0][0, 0].tolist() == [0, 0, 0]
+    assert frames[0][1, 1].tolist() == [127, 127, 127]
+
+
+@pytest.mark.parametrize(
+    ("video", "kwargs", "error", "match"),
+    [
+        (np.zeros((2, 3, 4, 5)), {}, ValueError, "5-D"),
+        (np.zeros((1, 2, 2, 4, 4)), {}, ValueError, "C must be 1, 3 or 4"),
+        (np.zeros((1, 0, 3, 4, 4)), {}, ValueError, "empty"),
+        (np.zeros((1, 2, 3, 4, 4)), {"dataformats": "NTCHX"}, ValueError, "permutation"),
+        (np.zeros((1, 2, 3, 4, 4)), {"fps": 0}, ValueError, "fps"),
+        (np.zeros((1, 2, 3, 4, 4)), {"fps": "4"}, TypeError, "fps"),
+        (np.array([["a"]]), {"dataformats": "HW"}, ValueError, "permutation"),
+    ],
+)
+def test_bad_videos_raise_naming_the_tag_and_write_nothing(
+    logdir: Path, video: np.ndarray, kwargs: dict[str, object], error: type, match: str
+) -> None:
+    with SummaryWriter(str(logdir)) as writer:
+        with pytest.raises(error, match=match) as info:
+            writer.add_video("my_clip", video, **kwargs)
+        assert "my_clip" in str(info.value)
+        writer.add_video("ok", np.zeros((1, 1, 1, 2, 2), dtype=np.uint8))
+    tags = [v.tag for e in read_events(only_event_file(logdir)) for v in e.summary.value]
+    assert tags == ["ok"]
