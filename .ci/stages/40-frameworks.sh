@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Real training frameworks on top of npsummary (issue 10): Lightning, transformers,
 # stable-baselines3 and accelerate, each compared with the same run through torch's writer,
-# plus the tensorboardX conformance check with tbparse. torch is pinned to the CPU wheel
+# plus the tensorboardX conformance check with tbparse, and the plugin methods checked against
+# torch itself (add_mesh, add_tensor, add_image_with_boxes and add_hparams' discrete domains,
+# byte for byte or pixel for pixel). The main venv has no torch, so these tests skip there. torch is pinned to the CPU wheel
 # (2.13.0) and a constraints file keeps every framework from replacing it with a CUDA build.
 set -euo pipefail
 # shellcheck disable=SC1091
@@ -27,4 +29,7 @@ echo "stage 40: venv ready in $((SECONDS - START)) s"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 cell "frameworks (torch 2.13 CPU)" python -m pytest -q -p no:cacheprovider -rs \
     tests/integration tests/test_conformance_tbx.py tests/test_signature_parity.py
+cell "plugins vs torch 2.13" python -m pytest -q -p no:cacheprovider \
+    tests/test_mesh.py tests/test_tensor_summary.py tests/test_boxes.py tests/test_hparams.py \
+    tests/test_plugins_conformance.py
 echo "stage: 40-frameworks done in $((SECONDS - START)) s"
