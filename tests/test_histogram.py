@@ -13,8 +13,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import _tb_histograms as TB
 from npsummary import _histogram as H
+from npsummary import reader as TB
 from npsummary._histogram import _source, bin_rules, tbx, tf1, tf2
 
 GOLDEN = Path(__file__).parent / "golden" / "histogram"

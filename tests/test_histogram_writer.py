@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import npsummary
-from _tb_histograms import compress_histogram, legacy_to_buckets
 from conftest import read_run
 from npsummary import MemorySink, NonFiniteWarning, SummaryWriter
 from npsummary._histogram import TF1_BUCKET_LIMITS, tf1_histogram
 from npsummary.proto import Event
+from npsummary.reader import compress_histogram, legacy_to_buckets
 
 tensor_util = pytest.importorskip("tensorboard.util.tensor_util")
 summary_v2 = pytest.importorskip("tensorboard.plugins.histogram.summary_v2")

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import npsummary
-from _tb_histograms import compress_histogram, legacy_to_buckets
 from npsummary import SummaryWriter
 from npsummary._histogram import tf1_histogram, tf2_buckets
+from npsummary.reader import compress_histogram, legacy_to_buckets
 from tbserver import LOADERS, tensorboard
 
 pytestmark = pytest.mark.live

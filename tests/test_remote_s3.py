@@ -89,8 +89,8 @@ GRAY = (np.random.default_rng(5).random((7, 9)) * 255).astype(np.uint8)
 def test_stock_tensorboard_reads_the_bucket(stack: tuple[MotoServer, FaultProxy]) -> None:
     from PIL import Image
 
-    from _tb_histograms import legacy_to_buckets
     from npsummary._histogram import tf1_histogram, tf2_buckets
+    from npsummary.reader import legacy_to_buckets
     from tbserver import tensorboard
 
     root = f"s3://{BUCKET}/{_prefix()}"

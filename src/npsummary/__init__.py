@@ -76,6 +76,7 @@ __all__ = [
     "image",
     "name_scope",
     "patch",
+    "reader",
     "record_if",
     "scalar",
     "should_record_summaries",
@@ -90,11 +91,12 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    # npsummary.v1 (TF1 style) is imported on first use, keeping `import npsummary` light.
-    if name == "v1":
+    # npsummary.v1 (TF1 style) and npsummary.reader are imported on first use, keeping
+    # `import npsummary` light.
+    if name in ("v1", "reader"):
         import importlib
 
-        return importlib.import_module(".v1", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'npsummary' has no attribute {name!r}")
 
 

@@ -1,26 +1,41 @@
-"""TensorBoard's *reader* side of histograms, for tests: what TensorBoard shows of our records.
+"""TensorBoard's read-side histogram algorithms: legacy migration and distribution compression.
 
-Not part of npsummary's runtime: the logger writes, TensorBoard reads. These emulate, with the
-same float operations, how TensorBoard's loaders migrate a legacy ``HistogramProto`` to ``[k, 3]``
-buckets (:func:`legacy_to_buckets`) and how its distribution plugin compresses buckets
-(:func:`compress_histogram`, nine basis points of the normal CDF, linear interpolation inside
-buckets), so tests can compare what a user would see.
+* :func:`legacy_to_buckets` turns a legacy ``HistogramProto`` (TF1, tensorboardX, torch) into
+  the histograms plugin's ``[k, 3]`` rows ``(left, right, count)`` the way TensorBoard migrates
+  it on read: the Python loader (``data_compat._migrate_histogram_value``, the default here)
+  drops empty buckets at both ends, uses ``min``/``max`` as the outer edges and rounds to
+  float32; the Rust loader keeps every bucket in float64.
+* :func:`compress_histogram` is TensorBoard's ``compressor.compress_histogram``, behind the
+  Distributions dashboard: for each basis point of the normal CDF (``NORMAL_HISTOGRAM_BPS``) the
+  value where the cumulative count reaches it, interpolating linearly inside the bucket, with the
+  same float operations, so the same result.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from npsummary._histogram import LegacyHistogram
-
-__all__ = ["NORMAL_HISTOGRAM_BPS", "compress_histogram", "legacy_to_buckets"]
+__all__ = ["NORMAL_HISTOGRAM_BPS", "LegacyLike", "compress_histogram", "legacy_to_buckets"]
 
 # Normal CDF at (-inf, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, +inf) standard deviations, in basis points.
 NORMAL_HISTOGRAM_BPS: tuple[int, ...] = (0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000)
+
+
+class LegacyLike(Protocol):
+    """A legacy histogram: ``HistogramProto`` or anything with its fields."""
+
+    @property
+    def min(self) -> float: ...
+    @property
+    def max(self) -> float: ...
+    @property
+    def bucket_limit(self) -> Sequence[float] | npt.ArrayLike: ...
+    @property
+    def bucket(self) -> Sequence[float] | npt.ArrayLike: ...
 
 
 def compress_histogram(
@@ -28,9 +43,15 @@ def compress_histogram(
 ) -> list[tuple[int, float]]:
     """TensorBoard's distribution compression of ``[k, 3]`` buckets (left, right, count).
 
-    For each basis point ``bp`` (1/100 of a percent) the value where the cumulative count
-    reaches ``bp``, interpolating linearly inside the bucket; the same float operations as
-    ``tensorboard.plugins.distribution.compressor.compress_histogram``, so the same result.
+    Args:
+        buckets: ``[k, 3]`` rows ``(left, right, count)``.
+        bps: basis points (1/100 of a percent) to report.
+
+    Returns:
+        ``(bp, value)`` pairs, one per basis point.
+
+    Raises:
+        ValueError: ``buckets`` is not ``[k, 3]``.
     """
     b = np.array(buckets)
     if not b.size:
@@ -65,17 +86,25 @@ def compress_histogram(
     return out
 
 
-def legacy_to_buckets(
-    h: LegacyHistogram, *, loader: Literal["python", "rust"] = "python"
-) -> np.ndarray:
+def legacy_to_buckets(h: LegacyLike, *, loader: Literal["python", "rust"] = "python") -> np.ndarray:
     """``[k, 3]`` buckets as TensorBoard migrates a legacy HistogramProto on read.
 
-    ``loader='python'`` (``data_compat._migrate_histogram_value``): drop empty buckets at both
-    ends, left edge of the first = ``min``, right edge of the last = ``max``, float32.
-    ``loader='rust'`` (``data_compat.rs``): keep every bucket, float64.
+    Args:
+        h: the legacy histogram.
+        loader: ``"python"`` (``data_compat._migrate_histogram_value``: drop empty buckets at
+            both ends, left edge of the first = ``min``, right edge of the last = ``max``,
+            float32) or ``"rust"`` (``data_compat.rs``: keep every bucket, float64).
+
+    Returns:
+        The ``[k, 3]`` array.
+
+    Raises:
+        ValueError: unknown ``loader``, or bucket and limit counts that differ.
     """
     limits = np.asarray(h.bucket_limit, np.float64)
     counts = np.asarray(h.bucket, np.float64)
+    if limits.shape != counts.shape:
+        raise ValueError(f"histogram has {counts.size} buckets but {limits.size} limits")
     if loader == "rust":
         out = np.empty((counts.size, 3))
         if counts.size:

@@ -1,0 +1,208 @@
+"""The reader's public functions: iterate events, or load a logdir into series."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .. import proto
+from ._discover import compile_filter, discover
+from ._framing import ReadStats, read_batches
+from ._io import filesystem_for
+from ._load import load_runs
+from ._logdata import Logdata, build
+from ._series import (
+    AudioSeries,
+    HistogramSeries,
+    HParams,
+    ImageSeries,
+    PrCurveSeries,
+    ScalarSeries,
+    TensorSeries,
+    TextSeries,
+)
+from ._values import KINDS
+
+__all__ = [
+    "audio",
+    "events",
+    "histograms",
+    "hparams",
+    "images",
+    "load",
+    "pr_curves",
+    "scalars",
+    "tensors",
+    "text",
+]
+
+Pattern = str | re.Pattern[str] | None
+PathLike = str | os.PathLike[str]
+
+
+def events(
+    path: PathLike, *, strict: bool = False, stats: ReadStats | None = None
+) -> Iterator[Any]:
+    """Iterate the ``Event`` messages of an event file, a run directory or a whole logdir.
+
+    Runs are visited by name and each run's files in TensorBoard's order.
+
+    Args:
+        path: an event file or a directory.
+        strict: raise on the first corrupt record instead of skipping and counting it.
+        stats: a :class:`ReadStats` to fill (files, records, corrupt and torn records).
+
+    Yields:
+        ``Event`` messages (npsummary's own protobuf classes; same fields as TensorFlow's).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        npsummary._format.record.CorruptRecordError: with ``strict=True``, on a corrupt record.
+    """
+    path = os.fspath(path)
+    fs = filesystem_for(path)
+    stats = stats if stats is not None else ReadStats()
+    for run in discover(fs, path):
+        for file in run.files:
+            for batch in read_batches(fs, file, stats, strict=strict):
+                buf = batch.buf
+                for a, b in zip(batch.starts.tolist(), batch.ends.tolist(), strict=True):
+                    try:
+                        event = proto.Event.FromString(buf[a:b])
+                    except Exception:
+                        stats.corrupt(file, a - 12, b - a + 16, "record is not an Event", strict)
+                        continue
+                    yield event
+
+
+def load(
+    logdir: PathLike,
+    *,
+    kinds: Iterable[str] | None = None,
+    runs: Pattern = None,
+    tags: Pattern = None,
+    strict: bool = False,
+    decode: bool = False,
+) -> Logdata:
+    """Read a logdir (or one run directory or event file) into a :class:`Logdata`.
+
+    Args:
+        logdir: the directory given to TensorBoard's ``--logdir``, a run, or an event file.
+        kinds: which kinds to read (default: all of :data:`KINDS`); fewer is faster.
+        runs: regular expression a run name must contain a match of (``re.search``).
+        tags: regular expression a tag must contain a match of.
+        strict: raise on a corrupt record instead of skipping and counting it.
+        decode: decode images (PNG) into uint8 arrays and audio (WAV) into float32 arrays.
+
+    Returns:
+        The :class:`Logdata`; its ``stats`` count every corrupt or torn record met.
+
+    Raises:
+        FileNotFoundError: ``logdir`` does not exist.
+        ValueError: an unknown kind or an invalid regular expression.
+    """
+    wanted = tuple(KINDS if kinds is None else kinds)
+    unknown = sorted(set(wanted) - set(KINDS))
+    if unknown:
+        raise ValueError(f"unknown kinds {unknown}; expected some of {list(KINDS)}")
+    if "hparams" in wanted and "scalars" not in wanted:
+        wanted += ("scalars",)  # an hparams session's metrics are scalars
+    path = os.fspath(logdir)
+    raw, stats = load_runs(
+        filesystem_for(path),
+        path,
+        kinds=wanted,
+        runs=compile_filter(runs, "runs"),
+        tags=compile_filter(tags, "tags"),
+        strict=strict,
+    )
+    return build(raw, stats, decode=decode)
+
+
+def _last(series: dict[Any, Any], last_write_wins: bool) -> dict[Any, Any]:
+    if not last_write_wins:
+        return series
+    return {key: s.last_write_wins() for key, s in series.items()}
+
+
+def scalars(
+    logdir: PathLike,
+    *,
+    runs: Pattern = None,
+    tags: Pattern = None,
+    last_write_wins: bool = False,
+    strict: bool = False,
+) -> dict[tuple[str, str], ScalarSeries]:
+    """Every scalar of a logdir: ``{(run, tag): ScalarSeries}`` with ``.steps`` (int64),
+    ``.wall_times`` (float64) and ``.values`` (float64) arrays.
+
+    Args:
+        logdir: the logdir (or a run directory or an event file).
+        runs: regular expression for run names (``re.search``); ``"."`` is the logdir itself.
+        tags: regular expression for tags.
+        last_write_wins: TensorBoard's view: a record at step ``s`` replaces every earlier
+            record at a step ``>= s``. By default duplicate steps are kept in file order.
+        strict: raise on a corrupt record instead of skipping and counting it.
+
+    Returns:
+        The series, sorted by run then tag.
+
+    Raises:
+        FileNotFoundError: ``logdir`` does not exist.
+    """
+    data = load(logdir, kinds=("scalars",), runs=runs, tags=tags, strict=strict)
+    return _last(data.scalars, last_write_wins)
+
+
+def histograms(
+    logdir: PathLike, *, runs: Pattern = None, tags: Pattern = None, last_write_wins: bool = False
+) -> dict[tuple[str, str], HistogramSeries]:
+    """Every histogram: ``{(run, tag): HistogramSeries}`` (``[k, 3]`` buckets per record;
+    ``.percentiles()`` gives the Distributions dashboard's values)."""
+    data = load(logdir, kinds=("histograms",), runs=runs, tags=tags)
+    return _last(data.histograms, last_write_wins)
+
+
+def images(
+    logdir: PathLike, *, runs: Pattern = None, tags: Pattern = None, decode: bool = False
+) -> dict[tuple[str, str], ImageSeries]:
+    """Every image: ``{(run, tag): ImageSeries}``; PNG bytes, or uint8 arrays with ``decode``."""
+    return load(logdir, kinds=("images",), runs=runs, tags=tags, decode=decode).images
+
+
+def audio(
+    logdir: PathLike, *, runs: Pattern = None, tags: Pattern = None, decode: bool = False
+) -> dict[tuple[str, str], AudioSeries]:
+    """Every audio clip: ``{(run, tag): AudioSeries}``; WAV bytes, or arrays with ``decode``."""
+    return load(logdir, kinds=("audio",), runs=runs, tags=tags, decode=decode).audio
+
+
+def text(
+    logdir: PathLike, *, runs: Pattern = None, tags: Pattern = None
+) -> dict[tuple[str, str], TextSeries]:
+    """Every text summary: ``{(run, tag): TextSeries}``."""
+    return load(logdir, kinds=("text",), runs=runs, tags=tags).text
+
+
+def pr_curves(
+    logdir: PathLike, *, runs: Pattern = None, tags: Pattern = None
+) -> dict[tuple[str, str], PrCurveSeries]:
+    """Every PR curve: ``{(run, tag): PrCurveSeries}``."""
+    return load(logdir, kinds=("pr_curves",), runs=runs, tags=tags).pr_curves
+
+
+def tensors(
+    logdir: PathLike, *, runs: Pattern = None, tags: Pattern = None, plugin: str | None = None
+) -> dict[tuple[str, str], TensorSeries]:
+    """Tensors of every plugin this reader does not model, optionally of one ``plugin``."""
+    found = load(logdir, kinds=("tensors",), runs=runs, tags=tags).tensors
+    if plugin is None:
+        return found
+    return {key: s for key, s in found.items() if s.plugin_name == plugin}
+
+
+def hparams(logdir: PathLike, *, runs: Pattern = None) -> dict[str, HParams]:
+    """The hparams plugin's sessions: ``{run: HParams}`` with hyperparameters and metrics."""
+    return load(logdir, kinds=("hparams", "scalars"), runs=runs).hparams

@@ -1,0 +1,189 @@
+"""Scalar events decoded for a whole batch at once, from the bytes, in NumPy.
+
+Almost every record of a large logdir is one scalar event, and all writers lay it out the same
+way: ``Event{1 wall_time, 2 step (omitted when 0), 5 summary{1 value{1 tag, ...}}}`` where the
+value is either a legacy ``simple_value`` (tensorboardX, torch, TF1) or a rank-0 DT_FLOAT tensor
+with metadata after it (TF2, npsummary)::
+
+    09 <wall:8> [10 <step varint>] 2a <len> 0a <len> 0a <taglen> <tag> 15 <float:4>
+    09 <wall:8> [10 <step varint>] 2a <len> 0a <len> 0a <taglen> <tag>
+        42 0a 08 01 12 00 (22|2a) 04 <float:4> <metadata...>
+
+Records of this shape are matched with array operations; their value bytes, with the 4 float
+bytes zeroed, are grouped (a hash, then an exact comparison). One record per group is parsed
+with protobuf and checked to be a float scalar whose float lives exactly at the matched offset
+(a sentinel float written there must come back), so every record of the group decodes exactly
+as protobuf would decode it. Records that do not match, or whose group fails the check, are
+left to the general path, which parses them with protobuf one by one.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import proto
+
+__all__ = ["FastScalars", "match_scalars"]
+
+IntArray = npt.NDArray[np.int64]
+_MAX_VALUE_BYTES = 256
+_SENTINEL = 1234.5
+_SENTINEL_BYTES = struct.pack("<f", _SENTINEL)
+_TENSOR_HEAD = np.array([0x42, 0x0A, 0x08, 0x01, 0x12, 0x00], np.uint8)
+
+
+@dataclass
+class FastScalars:
+    """Scalars decoded from a batch: record ``index[i]`` holds ``values[i]`` of tag
+    ``tags[group[i]]`` (with ``metadata[group[i]]``, serialized, or None for legacy values)."""
+
+    index: IntArray
+    group: IntArray
+    steps: IntArray
+    wall_times: npt.NDArray[np.float64]
+    values: npt.NDArray[np.float32]
+    tags: list[str]
+    metadata: list[bytes | None]
+
+
+def _varint(u8: npt.NDArray[np.uint8], pos: IntArray) -> tuple[IntArray, IntArray]:
+    """Values and byte lengths of the varints at ``pos`` (length 11 marks an unterminated one)."""
+    last = u8.size - 1
+    first = u8[np.minimum(pos, last)]
+    value = (first & 0x7F).astype(np.uint64)
+    length = np.ones(pos.shape, np.int64)
+    active = np.flatnonzero(first >= 0x80)
+    for k in range(1, 10):
+        if not active.size:
+            break
+        b = u8[np.minimum(pos[active] + k, last)]
+        value[active] |= (b & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        length[active] += 1
+        active = active[b >= 0x80]
+    length[active] = 11
+    return value.view(np.int64), length
+
+
+def _shape(u8: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> dict[str, IntArray]:
+    """Match the two layouts; returns positions for the records that match (``ok``)."""
+    last = u8.size - 1
+
+    def at(pos: IntArray) -> npt.NDArray[np.uint8]:
+        return u8[np.minimum(pos, last)]
+
+    ok = (ends - starts >= 16) & (at(starts) == 0x09)
+    p = starts + 9
+    step = np.zeros_like(starts)
+    has_step = np.flatnonzero(at(p) == 0x10)
+    if has_step.size:
+        value, length = _varint(u8, p[has_step] + 1)
+        step[has_step] = value
+        p[has_step] += 1 + length
+    ok &= at(p) == 0x2A
+    summary_len, n1 = _varint(u8, p + 1)
+    p2 = p + 1 + n1
+    ok &= (p2 + summary_len == ends) & (at(p2) == 0x0A)
+    value_len, n2 = _varint(u8, p2 + 1)
+    vs = p2 + 1 + n2
+    ok &= (vs + value_len == ends) & (at(vs) == 0x0A) & (value_len <= _MAX_VALUE_BYTES)
+    tag_len = at(vs + 1).astype(np.int64)
+    ok &= tag_len < 0x80
+    after = vs + 2 + tag_len
+    legacy = (at(after) == 0x15) & (after + 5 == ends)
+    tensor = after + 12 <= ends
+    for j, byte in enumerate(_TENSOR_HEAD.tolist()):
+        tensor &= at(after + j) == byte
+    tensor &= ((at(after + 6) == 0x22) | (at(after + 6) == 0x2A)) & (at(after + 7) == 0x04)
+    ok &= legacy | tensor
+    offset = np.where(legacy, after + 1, after + 8)
+    return {"ok": ok, "step": step, "vs": vs, "vl": value_len, "offset": offset}
+
+
+def _group_rows(rows: npt.NDArray[np.uint8], lengths: IntArray) -> tuple[IntArray, IntArray]:
+    """Group identical rows: (index of each group's first row, group of each row)."""
+    words = rows.view("<u8")
+    h = lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    for j in range(words.shape[1]):
+        h = (h ^ words[:, j]) * np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(31)
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if not (words == words[first[inverse]]).all():  # a hash collision: group exactly
+        keyed = np.ascontiguousarray(np.column_stack([lengths.astype(np.uint64), words]))
+        void = keyed.view(np.dtype((np.void, keyed.shape[1] * 8))).reshape(-1)
+        _, first, inverse = np.unique(void, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    return first.astype(np.int64), inverse.astype(np.int64)
+
+
+def _check_group(value: bytes, offset: int) -> tuple[str, bytes | None] | None:
+    """Tag and serialized metadata of a representative value, if the float at ``offset`` is
+    really its scalar; else None."""
+    probe = value[:offset] + _SENTINEL_BYTES + value[offset + 4 :]
+    try:
+        parsed = proto.SummaryValue.FromString(probe)
+    except Exception:
+        return None
+    kind = parsed.WhichOneof("value")
+    if kind == "simple_value":
+        return (parsed.tag, None) if parsed.simple_value == _SENTINEL else None
+    if kind != "tensor" or parsed.tensor.dtype != proto.DT_FLOAT or parsed.tensor.tensor_shape.dim:
+        return None
+    t = parsed.tensor
+    got = list(t.float_val) if t.float_val else []
+    if t.tensor_content:
+        if got or len(t.tensor_content) != 4:
+            return None
+        got = [struct.unpack("<f", t.tensor_content)[0]]
+    if got != [_SENTINEL]:
+        return None
+    return parsed.tag, parsed.metadata.SerializeToString() if parsed.HasField("metadata") else b""
+
+
+def match_scalars(buf: bytes, starts: IntArray, ends: IntArray) -> FastScalars:
+    """Decode the records of ``buf`` that are single-scalar events (see the module docstring)."""
+    u8 = np.frombuffer(buf, np.uint8)
+    m = _shape(u8, starts, ends)
+    idx = np.flatnonzero(m["ok"])
+    empty = FastScalars(
+        np.zeros(0, np.int64),
+        np.zeros(0, np.int64),
+        np.zeros(0, np.int64),
+        np.zeros(0),
+        np.zeros(0, np.float32),
+        [],
+        [],
+    )
+    if not idx.size:
+        return empty
+    vs, vl, offset = m["vs"][idx], m["vl"][idx], m["offset"][idx]
+    width = int(-(-int(vl.max()) // 8) * 8)
+    cols = np.arange(width)
+    rows = u8[np.minimum(vs[:, None] + cols, u8.size - 1)]
+    rows *= cols[None, :] < vl[:, None]
+    rel = offset - vs
+    for j in range(4):
+        rows[np.arange(idx.size), rel + j] = 0
+    first, group = _group_rows(np.ascontiguousarray(rows), vl)
+    tags: list[str] = []
+    metas: list[bytes | None] = []
+    good = np.ones(first.size, bool)
+    for g, r in enumerate(first.tolist()):
+        start = int(vs[r])
+        checked = _check_group(buf[start : start + int(vl[r])], int(rel[r]))
+        if checked is None:
+            good[g] = False
+            tags.append("")
+            metas.append(None)
+        else:
+            tags.append(checked[0])
+            metas.append(checked[1])
+    keep = good[group]
+    idx, group, offset = idx[keep], group[keep], offset[keep]
+    raw = u8[offset[:, None] + np.arange(4)].copy().view("<f4").reshape(-1)
+    wall = u8[starts[idx][:, None] + 1 + np.arange(8)].copy().view("<f8").reshape(-1)
+    return FastScalars(idx, group, m["step"][idx], wall, raw, tags, metas)

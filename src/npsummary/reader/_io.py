@@ -1,0 +1,74 @@
+"""The reader's only contact with storage: a tiny filesystem interface.
+
+Everything the reader does to storage goes through :class:`FileSystem`, so a remote filesystem
+(for example an ``fsspec`` adapter) can be plugged in by implementing these five methods and
+registering it with :func:`register_filesystem`. The local implementation is the default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import BinaryIO, Protocol
+
+__all__ = ["FileSystem", "LocalFileSystem", "filesystem_for", "register_filesystem"]
+
+
+class FileSystem(Protocol):
+    """What the reader needs from storage. Paths are strings in the filesystem's own syntax."""
+
+    def open(self, path: str) -> BinaryIO:
+        """Open ``path`` for binary reading."""
+        ...
+
+    def listdir(self, path: str) -> list[str]:
+        """Names (not paths) of the entries of directory ``path``."""
+        ...
+
+    def isdir(self, path: str) -> bool:
+        """Whether ``path`` is a directory."""
+        ...
+
+    def size(self, path: str) -> int:
+        """Size of file ``path`` in bytes."""
+        ...
+
+    def join(self, *parts: str) -> str:
+        """Join path components."""
+        ...
+
+
+class LocalFileSystem:
+    """The local disk, through the ``os`` module."""
+
+    def open(self, path: str) -> BinaryIO:
+        return open(path, "rb")
+
+    def listdir(self, path: str) -> list[str]:
+        return os.listdir(path)
+
+    def isdir(self, path: str) -> bool:
+        return os.path.isdir(path)
+
+    def size(self, path: str) -> int:
+        return os.path.getsize(path)
+
+    def join(self, *parts: str) -> str:
+        return os.path.join(*parts)
+
+
+_LOCAL = LocalFileSystem()
+_REGISTRY: list[tuple[Callable[[str], bool], FileSystem]] = []
+
+
+def register_filesystem(matches: Callable[[str], bool], fs: FileSystem) -> None:
+    """Use ``fs`` for every path for which ``matches(path)`` is true (latest registration wins)."""
+    _REGISTRY.insert(0, (matches, fs))
+
+
+def filesystem_for(path: str) -> FileSystem:
+    """The filesystem that serves ``path``."""
+    for matches, fs in _REGISTRY:
+        if matches(path):
+            return fs
+    return _LOCAL

@@ -1,0 +1,137 @@
+"""One ``Summary.Value`` into the reader's model, whichever writer produced it.
+
+Kinds follow TensorBoard: a legacy oneof decides for itself (``simple_value`` is a scalar,
+``histo`` a histogram, ``image`` an image, ``audio`` audio); a tensor takes the plugin named by
+the *first* metadata seen for its tag in the run (TF1's ``FileWriter`` strips metadata from
+repeats), and a plugin this module does not model is kept as a raw tensor of that plugin.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+import numpy as np
+
+from .. import proto
+from ._histograms import legacy_to_buckets
+from ._tensor import tensor_to_array
+
+__all__ = ["KINDS", "PLUGIN_KINDS", "convert"]
+
+KINDS = ("scalars", "histograms", "images", "audio", "text", "pr_curves", "hparams", "tensors")
+PLUGIN_KINDS = {
+    "scalars": "scalars",
+    "histograms": "histograms",
+    "images": "images",
+    "audio": "audio",
+    "text": "text",
+    "pr_curves": "pr_curves",
+    "hparams": "hparams",
+}
+_LEGACY_KINDS = {
+    "simple_value": "scalars",
+    "histo": "histograms",
+    "image": "images",
+    "audio": "audio",
+}
+
+
+def kind_of(oneof: str | None, plugin: str) -> str:
+    """The reader's kind for a value with legacy field ``oneof`` and tag plugin ``plugin``."""
+    legacy = _LEGACY_KINDS.get(oneof or "")
+    if legacy is not None:
+        return legacy
+    return PLUGIN_KINDS.get(plugin, "tensors")
+
+
+def _scalar(value: Any, oneof: str | None) -> float:
+    if oneof == "simple_value":
+        return float(value.simple_value)
+    arr = tensor_to_array(value.tensor)
+    if arr.size != 1 or arr.dtype.kind not in "biuf":
+        raise ValueError(f"a scalar holds {arr.size} values of dtype {arr.dtype}")
+    return float(arr.reshape(-1)[0])
+
+
+def _histogram(value: Any, oneof: str | None) -> np.ndarray:
+    if oneof == "histo":
+        return legacy_to_buckets(value.histo).astype(np.float64)
+    arr = tensor_to_array(value.tensor)
+    if arr.size == 0:
+        return np.zeros((0, 3))
+    if arr.ndim != 2 or arr.shape[1] != 3 or arr.dtype.kind not in "biuf":
+        raise ValueError(f"a histogram tensor has shape {list(arr.shape)}")
+    return arr.astype(np.float64)
+
+
+def _image(value: Any, oneof: str | None) -> tuple[int, int, list[bytes]]:
+    if oneof == "image":
+        im = value.image
+        return int(im.width), int(im.height), [bytes(im.encoded_image_string)]
+    arr = tensor_to_array(value.tensor)
+    if arr.dtype != object or arr.ndim != 1 or arr.size < 2:
+        raise ValueError(f"an image tensor has shape {list(arr.shape)} and dtype {arr.dtype}")
+    items = arr.tolist()
+    return int(items[0]), int(items[1]), [bytes(x) for x in items[2:]]
+
+
+def _wav_rate(wav: bytes) -> float:
+    if len(wav) >= 28 and wav[:4] == b"RIFF" and wav[12:16] == b"fmt ":
+        return float(struct.unpack_from("<I", wav, 24)[0])
+    return math.nan
+
+
+def _audio(value: Any, oneof: str | None) -> tuple[float, list[bytes], list[str]]:
+    if oneof == "audio":
+        au = value.audio
+        return float(au.sample_rate), [bytes(au.encoded_audio_string)], [""]
+    arr = tensor_to_array(value.tensor)
+    if arr.dtype != object or arr.ndim not in (1, 2):
+        raise ValueError(f"an audio tensor has shape {list(arr.shape)} and dtype {arr.dtype}")
+    rows = arr.reshape(arr.shape[0], -1)
+    clips = [bytes(x) for x in rows[:, 0].tolist()]
+    labels = [bytes(x).decode("utf-8", "replace") for x in rows[:, 1].tolist()]
+    if rows.shape[1] < 2:
+        labels = [""] * len(clips)
+    rate = _wav_rate(clips[0]) if clips else math.nan
+    return rate, clips, labels
+
+
+def _text(value: Any) -> np.ndarray:
+    arr = tensor_to_array(value.tensor)
+    if arr.dtype != object:
+        raise ValueError(f"a text tensor has dtype {arr.dtype}")
+    flat = [bytes(x).decode("utf-8", "replace") for x in arr.reshape(-1).tolist()]
+    return np.array(flat, dtype=str).reshape(arr.shape) if flat else np.zeros(arr.shape, str)
+
+
+def _pr_curve(value: Any) -> np.ndarray:
+    arr = tensor_to_array(value.tensor)
+    if arr.ndim != 2 or arr.shape[0] != 6 or arr.dtype.kind not in "biuf":
+        raise ValueError(f"a PR curve tensor has shape {list(arr.shape)}")
+    return arr.astype(np.float64)
+
+
+def convert(kind: str, value: Any, oneof: str | None) -> Any:
+    """The model of one value of ``kind`` (see :mod:`._series`).
+
+    Raises:
+        ValueError: the value does not hold what its kind needs.
+    """
+    if kind == "scalars":
+        return _scalar(value, oneof)
+    if kind == "histograms":
+        return _histogram(value, oneof)
+    if kind == "images":
+        return _image(value, oneof)
+    if kind == "audio":
+        return _audio(value, oneof)
+    if kind == "text":
+        return _text(value)
+    if kind == "pr_curves":
+        return _pr_curve(value)
+    if kind == "hparams":
+        return proto.HParamsPluginData.FromString(value.metadata.plugin_data.content)
+    return tensor_to_array(value.tensor)
