@@ -1,7 +1,7 @@
 """PNG decoding with NumPy and the standard library's zlib: the reader's half of :mod:`.png`.
 
-Supported: bit depth 8 (and 16) for gray, gray + alpha, RGB and RGBA; 8-bit palette images (with
-``tRNS`` transparency); all five scanline filters; no interlace (TensorFlow, Pillow and npsummary
+Supported: bit depth 8 (and 16) for gray, gray + alpha, RGB and RGBA; bit depths 1, 2 and 4 for
+gray (scaled to 0..255) and palette images (with ``tRNS`` transparency); all five scanline filters; no interlace (TensorFlow, Pillow and npsummary
 never interlace). Output: ``[height, width, channels]`` uint8 (uint16 for 16-bit images), palette
 images expanded to RGB, or RGBA when the palette has transparency.
 
@@ -97,15 +97,16 @@ def decode_png(data: bytes) -> np.ndarray:
     if not chunks or chunks[0][0] != b"IHDR" or len(chunks[0][1]) != 13:
         raise ValueError("PNG file does not start with an IHDR chunk")
     width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", chunks[0][1])
-    if color not in _CHANNELS or depth not in (8, 16) or (color == 3 and depth != 8):
+    packed = depth < 8 and color in (0, 3) and depth in (1, 2, 4)
+    if color not in _CHANNELS or not (packed or depth == 8 or (depth == 16 and color != 3)):
         raise ValueError(f"unsupported PNG: colour type {color}, bit depth {depth}")
     if interlace:
         raise ValueError("interlaced PNG images are not supported")
     if width * height > _MAX_PIXELS:
         raise ValueError(f"PNG image of {width}x{height} pixels is too large")
     channels = _CHANNELS[color]
-    bpp = channels * depth // 8
-    stride = width * bpp
+    bpp = max(channels * depth // 8, 1)
+    stride = (width * channels * depth + 7) // 8
     expected = height * (stride + 1)
     idat = b"".join(body for kind, body in chunks if kind == b"IDAT")
     inflater = zlib.decompressobj()
@@ -116,6 +117,13 @@ def decode_png(data: bytes) -> np.ndarray:
     if len(raw) != expected:
         raise ValueError(f"PNG image data holds {len(raw)} bytes, expected {expected}")
     pixels = _unfilter(raw, height, stride, bpp)
+    if packed:
+        per_byte = 8 // depth
+        shifts = np.arange(8 - depth, -1, -depth, dtype=np.uint8)
+        values = (pixels[:, :, None] >> shifts) & np.uint8((1 << depth) - 1)
+        pixels = values.reshape(height, stride * per_byte)[:, :width]
+        if color == 0:
+            pixels = (pixels.astype(np.uint16) * 255 // ((1 << depth) - 1)).astype(np.uint8)
     if depth == 16:
         return pixels.view(">u2").astype(np.uint16).reshape(height, width, channels)
     image = pixels.reshape(height, width, channels)

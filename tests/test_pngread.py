@@ -1,0 +1,105 @@
+"""The reader's PNG and WAV decoders against our encoders, Pillow and hand-built files."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from npsummary._format.png import encode_png
+from npsummary._format.pngread import decode_png
+from npsummary._format.wav import encode_wav
+from npsummary._format.wavread import decode_wav
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    hnp.arrays(
+        np.uint8,
+        st.tuples(st.integers(1, 9), st.integers(1, 9), st.sampled_from([1, 2, 3, 4])),
+    )
+)
+def test_decodes_our_encoder(pixels: np.ndarray) -> None:
+    assert np.array_equal(decode_png(encode_png(pixels)), pixels)
+
+
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def _png(width: int, height: int, depth: int, color: int, raw: bytes, extra: bytes = b"") -> bytes:
+    ihdr = struct.pack(">IIBBBBB", width, height, depth, color, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", ihdr)
+        + extra
+        + _chunk(b"IDAT", zlib.compress(raw))
+        + _chunk(b"IEND", b"")
+    )
+
+
+@pytest.mark.parametrize("filter_type", [0, 1, 2, 3, 4])
+def test_every_filter_against_pillow(filter_type: int) -> None:
+    image_mod = pytest.importorskip("PIL.Image")
+    rng = np.random.default_rng(filter_type)
+    raw = bytearray()
+    for _ in range(5):
+        raw.append(filter_type)
+        raw += rng.integers(0, 256, 7 * 3, dtype=np.uint8).tobytes()
+    data = _png(7, 5, 8, 2, bytes(raw))
+    expected = np.asarray(image_mod.open(io.BytesIO(data)).convert("RGB"))
+    assert np.array_equal(decode_png(data), expected)
+
+
+def test_palette_sixteen_bit_and_pillow_files() -> None:
+    image_mod = pytest.importorskip("PIL.Image")
+    rng = np.random.default_rng(1)
+    rgba = rng.integers(0, 256, (6, 5, 4), dtype=np.uint8)
+    buf = io.BytesIO()
+    image_mod.fromarray(rgba).save(buf, format="PNG")
+    assert np.array_equal(decode_png(buf.getvalue()), rgba)
+    pal = image_mod.fromarray(rgba[:, :, :3]).quantize(8)
+    buf = io.BytesIO()
+    pal.save(buf, format="PNG")
+    assert np.array_equal(decode_png(buf.getvalue()), np.asarray(pal.convert("RGB")))
+    bits = image_mod.fromarray(rgba[:, :, 0] > 127).convert("1")
+    buf = io.BytesIO()
+    bits.save(buf, format="PNG")
+    assert np.array_equal(decode_png(buf.getvalue())[:, :, 0], np.asarray(bits.convert("L")))
+    deep = rng.integers(0, 65536, (3, 4), dtype=np.uint16)
+    raw = b"".join(b"\x00" + row.astype(">u2").tobytes() for row in deep)
+    assert np.array_equal(decode_png(_png(4, 3, 16, 0, raw))[:, :, 0], deep)
+    palette = _chunk(b"PLTE", bytes(range(6))) + _chunk(b"tRNS", b"\x80")
+    two = decode_png(_png(2, 1, 8, 3, b"\x00\x00\x01", palette))
+    assert two.tolist() == [[[0, 1, 2, 128], [3, 4, 5, 255]]]
+
+
+def test_bad_png_is_a_value_error() -> None:
+    good = encode_png(np.zeros((2, 2, 3), np.uint8))
+    for bad in (b"", b"GIF89a", good[:-5], good[:20] + b"\xff" + good[21:]):
+        with pytest.raises(ValueError):
+            decode_png(bad)
+    bomb = _png(1 << 14, 1 << 14, 8, 0, b"")  # header promises far more than the data holds
+    with pytest.raises(ValueError):
+        decode_png(bomb)
+
+
+def test_wav_round_trip_and_formats() -> None:
+    rng = np.random.default_rng(2)
+    samples = rng.uniform(-1, 1, (100, 2)).astype(np.float32)
+    got, rate = decode_wav(encode_wav(samples, 22050))
+    assert rate == 22050 and got.shape == (100, 2)
+    assert np.abs(got - samples).max() <= 1 / 32768
+    header = struct.pack(
+        "<4sI4s4sIHHIIHH4sI", b"RIFF", 0, b"WAVE", b"fmt ", 16, 3, 1, 8000, 0, 4, 32, b"data", 8
+    )
+    got, _ = decode_wav(header + np.array([0.5, -0.25], "<f4").tobytes())
+    assert got[:, 0].tolist() == [0.5, -0.25]
+    with pytest.raises(ValueError):
+        decode_wav(b"RIFF")

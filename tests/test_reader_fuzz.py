@@ -1,0 +1,156 @@
+"""Reader robustness: hostile bytes never crash it or make it allocate beyond the file's size,
+and the bulk scalar decoder agrees with protobuf on every record it takes."""
+
+from __future__ import annotations
+
+import math
+import struct
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from npsummary import reader
+from npsummary._format.record import frame_record, masked_crc32c
+from npsummary._format.wire import wall_time_field
+from npsummary._summary import ScalarEncoder, histogram_value
+from npsummary.proto import Event
+from npsummary.reader import _fastscalar, _framing
+
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def _base_file() -> bytes:
+    enc = ScalarEncoder()
+    records = [frame_record(Event(wall_time=1.0, file_version="brain.Event:2").SerializeToString())]
+    for step in range(150):
+        records.append(frame_record(enc.event(f"t{step % 3}", step * 0.5, step, 1e9 + step)))
+        if step % 40 == 0:
+            ev = Event(wall_time=2.0, step=step)
+            ev.summary.value.add().MergeFromString(histogram_value("h", np.ones((3, 3))))
+            records.append(frame_record(ev.SerializeToString()))
+    return b"".join(records)
+
+
+BASE = _base_file()
+
+
+def _check(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "events.out.tfevents.fuzz"
+    path.write_bytes(data)
+    tracemalloc.start()
+    try:
+        loaded = reader.load(path)
+        stats = reader.ReadStats()
+        count = sum(1 for _ in reader.events(path, stats=stats))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert count == stats.records - _not_events(stats)
+    assert loaded.stats.bytes == len(data)
+    # Bounded by the file, never by a length field: buffers are at most a few copies of it.
+    assert peak <= 256 * 1024 + 24 * len(data), (peak, len(data))
+
+
+def _not_events(stats: reader.ReadStats) -> int:
+    return sum("not an Event" in p for p in stats.problems)
+
+
+@SETTINGS
+@given(st.binary(max_size=4096))
+def test_random_bytes(tmp_path: Path, data: bytes) -> None:
+    _check(tmp_path, data)
+
+
+@SETTINGS
+@given(st.integers(0, len(BASE)))
+def test_truncation(tmp_path: Path, cut: int) -> None:
+    _check(tmp_path, BASE[:cut])
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, len(BASE) * 8 - 1), min_size=1, max_size=8))
+def test_bit_flips(tmp_path: Path, bits: list[int]) -> None:
+    data = bytearray(BASE)
+    for bit in bits:
+        data[bit // 8] ^= 1 << (bit % 8)
+    _check(tmp_path, bytes(data))
+
+
+@SETTINGS
+@given(st.integers(0, 2**64 - 1), st.integers(0, 200))
+def test_absurd_lengths_with_valid_crc(tmp_path: Path, length: int, where: int) -> None:
+    header = struct.pack("<Q", length)
+    forged = header + struct.pack("<I", masked_crc32c(header)) + b"\x00" * 8
+    cut = min(where * 97, len(BASE))
+    _check(tmp_path, BASE[:cut] + forged + BASE[cut:])
+
+
+_TAGS = st.text(min_size=0, max_size=140)
+_VALUES = st.floats(width=32, allow_nan=True, allow_infinity=True)
+_STEPS = st.integers(-(2**63), 2**63 - 1)
+_WALLS = st.one_of(st.just(0.0), st.floats(allow_nan=False, allow_infinity=False))
+
+
+def _scalar_record(tag: str, value: float, step: int, wall: float, legacy: bool) -> bytes:
+    if legacy:
+        ev = Event(wall_time=wall, step=step)
+        ev.summary.value.add(tag=tag, simple_value=value)
+        return ev.SerializeToString()
+    payload: bytes = ScalarEncoder().event(tag, value, step, wall)
+    assert wall_time_field(wall) == b"" or payload[0] == 0x09
+    return payload
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b/c", "ü"]) | _TAGS, _VALUES, _STEPS, _WALLS, st.booleans()
+        ),
+        min_size=1,
+        max_size=120,
+    )
+)
+def test_bulk_scalars_agree_with_protobuf(rows: list[tuple[str, float, int, float, bool]]) -> None:
+    payloads = [_scalar_record(*row) for row in rows]
+    buf = b"".join(frame_record(p) for p in payloads)
+    starts, ends, pos = [], [], 0
+    for p in payloads:
+        starts.append(pos + 12)
+        ends.append(pos + 12 + len(p))
+        pos += len(p) + 16
+    fast = _fastscalar.match_scalars(buf, np.array(starts, np.int64), np.array(ends, np.int64))
+    for k, i in enumerate(fast.index.tolist()):
+        ev = Event.FromString(payloads[i])
+        value = ev.summary.value[0]
+        assert fast.tags[fast.group[k]] == value.tag
+        assert fast.steps[k] == ev.step
+        assert struct.pack("<d", fast.wall_times[k]) == struct.pack("<d", ev.wall_time)
+        expected = value.simple_value if value.HasField("simple_value") else None
+        if expected is None:
+            expected = struct.unpack("<f", value.tensor.tensor_content)[0]
+        got = float(fast.values[k])
+        assert got == expected or (math.isnan(got) and math.isnan(expected))
+    # Everything with a wall time and a short non-empty tag takes the bulk path.
+    taken = set(fast.index.tolist())
+    assert all(
+        i in taken for i, row in enumerate(rows) if row[3] != 0.0 and 0 < len(row[0].encode()) < 128
+    )
+
+
+def test_framing_matches_sequential_reader() -> None:
+    from npsummary._format.record import iter_records
+
+    pos, _ = _framing._headers(BASE)
+    scan = _framing._scan(BASE, True)
+    got = [
+        BASE[int(a) + 12 : int(a) + 12 + int(n)]
+        for a, n in zip(scan.records, scan.lengths, strict=True)
+    ]
+    assert got == list(iter_records(BASE))
+    assert set(scan.records.tolist()) <= set(pos.tolist())
