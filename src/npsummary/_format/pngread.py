@@ -1,9 +1,10 @@
 """PNG decoding with NumPy and the standard library's zlib: the reader's half of :mod:`.png`.
 
 Supported: bit depth 8 (and 16) for gray, gray + alpha, RGB and RGBA; bit depths 1, 2 and 4 for
-gray (scaled to 0..255) and palette images (with ``tRNS`` transparency); all five scanline filters; no interlace (TensorFlow, Pillow and npsummary
-never interlace). Output: ``[height, width, channels]`` uint8 (uint16 for 16-bit images), palette
-images expanded to RGB, or RGBA when the palette has transparency.
+gray (scaled to 0..255) and palette images (with ``tRNS`` transparency); all five scanline
+filters; no interlace (TensorFlow, Pillow and npsummary never interlace). Output:
+``[height, width, channels]`` uint8 (uint16 for 16-bit images), palette images expanded to RGB,
+or RGBA when the palette has transparency.
 
 Every chunk's CRC is checked, and decompression is bounded by the size the header implies, so a
 malformed or hostile file raises :class:`ValueError` rather than allocating without limit.
