@@ -8,7 +8,7 @@ record's sequence number in the run, so a series keeps file order whichever path
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,8 +172,10 @@ def load_runs(
     tags: re.Pattern[str] | None = None,
     strict: bool = False,
     stats: ReadStats | None = None,
+    progress: Callable[[str, int], None] | None = None,
 ) -> tuple[list[RunData], ReadStats]:
-    """Read every run under ``path`` (see :func:`npsummary.reader.load`)."""
+    """Read every run under ``path`` (see :func:`npsummary.reader.load`); ``progress`` is
+    called after each chunk with the run's name and the records read so far."""
     kinds = frozenset(kinds)
     stats = stats if stats is not None else ReadStats()
     out: list[RunData] = []
@@ -184,5 +186,7 @@ def load_runs(
         for file in run.files:
             for batch in read_batches(fs, file, stats, strict=strict):
                 collector.batch(batch)
+                if progress is not None:
+                    progress(run.name, stats.records)
         out.append(data)
     return out, stats

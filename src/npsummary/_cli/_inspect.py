@@ -1,0 +1,187 @@
+"""``npsummary inspect LOGDIR``: what a logdir holds, at a glance or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from ._progress import Progress
+
+__all__ = ["register", "sparkline", "summarize"]
+
+_BARS = "▁▂▃▄▅▆▇█"
+_KIND_ORDER = ("scalars", "histograms", "images", "audio", "text", "pr_curves", "tensors")
+
+_HELP = """\
+examples:
+  npsummary inspect runs/
+  npsummary inspect runs/ --tags 'loss|acc' --runs train
+  npsummary inspect runs/exp1/events.out.tfevents.1700000000.host --json | jq .runs
+"""
+
+
+def register(commands: Any) -> None:
+    p = commands.add_parser(
+        "inspect",
+        help="list runs, tags, step ranges and last values (replaces tensorboard --inspect)",
+        description="Show what a logdir holds: runs, tags grouped by kind, step ranges, counts, "
+        "last values with a sparkline per scalar, file sizes and any corrupt or torn records.",
+        epilog=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("logdir", help="a logdir, a run directory or one event file")
+    p.add_argument("--json", action="store_true", help="print the same information as JSON")
+    p.add_argument("--runs", metavar="REGEX", help="only runs whose name matches")
+    p.add_argument("--tags", metavar="REGEX", help="only tags that match")
+    p.set_defaults(run=run)
+
+
+def sparkline(values: np.ndarray, width: int = 24) -> str:
+    """``values`` as a line of block characters, averaged into at most ``width`` columns."""
+    finite = np.isfinite(values)
+    if not finite.any():
+        return ""
+    cols = np.array_split(np.arange(values.size), min(width, values.size))
+    means = np.array(
+        [values[c][finite[c]].mean() if finite[c].any() else np.nan for c in cols], np.float64
+    )
+    lo, hi = np.nanmin(means), np.nanmax(means)
+    span = hi - lo if hi > lo else 1.0
+    out = []
+    for m in means:
+        out.append(" " if math.isnan(m) else _BARS[int((m - lo) / span * (len(_BARS) - 1))])
+    return "".join(out)
+
+
+def _number(x: float) -> float | str:
+    return x if math.isfinite(x) else str(x)
+
+
+def _entry(kind: str, series: Any) -> dict[str, Any]:
+    steps = series.steps
+    entry: dict[str, Any] = {
+        "count": int(steps.size),
+        "first_step": int(steps.min()) if steps.size else None,
+        "last_step": int(steps[-1]) if steps.size else None,
+    }
+    if kind == "scalars" and steps.size:
+        entry["last_value"] = _number(float(series.values[-1]))
+        entry["sparkline"] = sparkline(series.last_write_wins().values)
+    if kind == "tensors":
+        entry["plugin"] = series.plugin_name
+    return entry
+
+
+def summarize(
+    logdir: str, runs: str | None, tags: str | None, progress: Progress
+) -> dict[str, Any]:
+    """The information ``inspect`` prints, as a JSON-ready dict."""
+    from ..reader._discover import compile_filter, discover
+    from ..reader._io import filesystem_for
+    from ..reader._load import load_runs
+    from ..reader._logdata import build
+    from ..reader._values import KINDS
+
+    fs = filesystem_for(logdir)
+    run_re, tag_re = compile_filter(runs, "--runs"), compile_filter(tags, "--tags")
+    files = [(f, fs.size(f)) for r in discover(fs, logdir, run_re) for f in r.files]
+    raw, stats = load_runs(
+        fs,
+        logdir,
+        kinds=KINDS,
+        runs=run_re,
+        tags=tag_re,
+        progress=lambda run, n: progress.show(f"reading run {run!r}: {n:,} records"),
+    )
+    progress.done()
+    data = build(raw, stats)
+    out_runs: dict[str, Any] = {name: {} for name in data.runs}
+    for kind in _KIND_ORDER:
+        for (run, tag), series in getattr(data, kind).items():
+            out_runs[run].setdefault(kind, {})[tag] = _entry(kind, series)
+    for run, hp in data.hparams.items():
+        out_runs[run]["hparams"] = {
+            "hparams": {
+                k: _number(v) if isinstance(v, float) else v for k, v in hp.hparams.items()
+            },
+            "metrics": {k: _number(v) for k, v in hp.metrics.items()},
+        }
+    return {
+        "logdir": logdir,
+        "files": [{"path": f, "size": size} for f, size in files],
+        "runs": out_runs,
+        "records": stats.records,
+        "bytes": stats.bytes,
+        "corrupt_records": stats.corrupt_records,
+        "corrupt_bytes": stats.corrupt_bytes,
+        "torn_tails": stats.torn_tails,
+        "bad_values": stats.bad_values,
+        "problems": stats.problems,
+    }
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000  # type: ignore[assignment]
+    return str(n)
+
+
+def _text(info: dict[str, Any]) -> str:
+    lines = [
+        f"logdir {info['logdir']}: {len(info['runs'])} runs, {len(info['files'])} files, "
+        f"{_size(info['bytes'])}, {info['records']:,} records"
+    ]
+    sizes: dict[str, int] = {}
+    for f in info["files"]:
+        sizes[os.path.dirname(f["path"])] = sizes.get(os.path.dirname(f["path"]), 0) + f["size"]
+    for run, kinds in info["runs"].items():
+        lines.append(f"run {run}")
+        for kind, tags in kinds.items():
+            if kind == "hparams":
+                lines.append(f"  hparams  {tags['hparams']}  metrics {tags['metrics']}")
+                continue
+            lines.append(f"  {kind}")
+            width = max(len(t) for t in tags)
+            for tag, e in tags.items():
+                text = f"    {tag:<{width}}  steps {e['first_step']}..{e['last_step']}"
+                text += f"  ({e['count']:,} records)"
+                if "last_value" in e:
+                    text += (
+                        f"  last {e['last_value']:.6g}"
+                        if isinstance(e["last_value"], float)
+                        else f"  last {e['last_value']}"
+                    )
+                    text += f"  {e['sparkline']}"
+                if "plugin" in e:
+                    text += f"  plugin {e['plugin'] or '(none)'}"
+                lines.append(text)
+    lines.append("files")
+    for f in info["files"]:
+        lines.append(f"  {_size(f['size']):>9}  {f['path']}")
+    problems = []
+    if info["corrupt_records"]:
+        problems.append(
+            f"{info['corrupt_records']} corrupt records ({info['corrupt_bytes']} bytes) skipped"
+        )
+    if info["torn_tails"]:
+        problems.append(f"{info['torn_tails']} torn tails (a writer still writing, or killed)")
+    if info["bad_values"]:
+        problems.append(f"{info['bad_values']} undecodable values skipped")
+    lines.append("problems: " + ("; ".join(problems) if problems else "none"))
+    lines.extend(f"  {p}" for p in info["problems"])
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not os.path.exists(args.logdir):
+        raise FileNotFoundError(2, "no such file or directory", args.logdir)
+    info = summarize(args.logdir, args.runs, args.tags, Progress())
+    print(json.dumps(info, indent=1, allow_nan=False) if args.json else _text(info))
+    return 0

@@ -1,0 +1,33 @@
+"""A progress line on stderr, shown only when stderr is a terminal."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+__all__ = ["Progress"]
+
+
+class Progress:
+    """Rewrites one stderr line at most 10 times a second; silent when stderr is not a tty."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self._last = 0.0
+        self._shown = False
+
+    def show(self, text: str, *, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if force or now - self._last >= 0.1:
+            self._last = now
+            sys.stderr.write("\r\x1b[K" + text[:200])
+            sys.stderr.flush()
+            self._shown = True
+
+    def done(self) -> None:
+        if self.enabled and self._shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self._shown = False
