@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from npsummary import reader
 from npsummary._format.record import frame_record, masked_crc32c
 from npsummary._format.wire import wall_time_field
-from npsummary._summary import ScalarEncoder, histogram_value
+from npsummary._summaries.histogram import tf2_histogram_value
+from npsummary._summaries.scalar import ScalarEncoder
 from npsummary.proto import Event
 from npsummary.reader import _fastscalar, _framing
 
@@ -31,7 +32,7 @@ def _base_file() -> bytes:
         records.append(frame_record(enc.event(f"t{step % 3}", step * 0.5, step, 1e9 + step)))
         if step % 40 == 0:
             ev = Event(wall_time=2.0, step=step)
-            ev.summary.value.add().MergeFromString(histogram_value("h", np.ones((3, 3))))
+            ev.summary.value.add().MergeFromString(tf2_histogram_value("h", [1.0, 2.0], 3, None)[0])
             records.append(frame_record(ev.SerializeToString()))
     return b"".join(records)
 
