@@ -139,7 +139,9 @@ def test_demo_small_read_by_tensorboard(tmp_path: Path) -> None:
     assert {"scalars", "histograms", "images", "audio", "text"} <= set(plugins)
     assert {"train:loss", "eval:eval/accuracy"} <= plugins["scalars"]
     assert "train:weights/w1" in plugins["histograms"]
-    assert {"train:decision_regions", "eval:eval/confusion"} <= plugins["images"]
+    assert {"train:decision_regions", "train:class_probability", "eval:eval/confusion"} <= plugins[
+        "images"
+    ]
     assert plugins["npsummary_demo"] == {"eval:eval/confusion_matrix"}
     acc = pea.EventAccumulator(str(logdir / "train"), size_guidance={"tensors": 0})
     acc.Reload()

@@ -1,4 +1,4 @@
-"""The README's main job runs and its output is readable by TensorBoard."""
+"""examples/quickstart.py runs and its output is readable by TensorBoard."""
 
 from __future__ import annotations
 

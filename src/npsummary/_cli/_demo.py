@@ -27,9 +27,9 @@ with the tf.summary-style functions; together they use every summary kind npsumm
 _DASHBOARDS = """\
 Where to look:
   Scalars        loss, accuracy, learning rate (train), eval loss/accuracy (eval), loss_pair
-  Histograms     weights and gradients of both layers (train), logits (eval)
+  Histograms     weights and gradients of both layers (train), logits, confidence (eval)
   Distributions  the same histograms as percentile bands
-  Images         decision regions as training goes (train), confusion matrix (eval)
+  Images         decision regions and class probabilities (train), confusion matrix (eval)
   Audio          a tone whose pitch follows the loss (train and eval)
   Text           the run's configuration and an epoch report
   Time Series    all of the above on one page"""
@@ -89,6 +89,7 @@ def _log_eval(summary: Any, net: Net, x: np.ndarray, y: np.ndarray, step: int) -
     summary.scalar("eval/loss", loss, step=step)
     summary.scalar("eval/accuracy", acc, step=step)
     summary.histogram("eval/logits", np.log(probs + 1e-12), step=step)
+    summary.distribution("eval/confidence", probs.max(1), step=step)
     summary.image("eval/confusion", _confusion_image(conf)[None], step=step)
     summary.audio("eval/loss_tone", _tone(loss)[None, :, None], 8000, step=step)
     summary.text("eval/report", f"step {step}: accuracy **{acc:.3f}**, loss {loss:.4f}", step=step)
@@ -127,6 +128,8 @@ def run_demo(logdir: str, steps: int, seed: int, progress: Progress) -> float:
                 train.add_image(
                     "decision_regions", net.boundary_image(x, y), step, dataformats="HWC"
                 )
+                maps = net.probability_maps()
+                train.add_images("class_probability", maps, step, dataformats="NHWC", padding=2)
                 acc = _log_eval(npsummary, net, xv, yv, step)
             progress.show(f"step {step}/{steps}  loss {loss:.4f}  eval accuracy {acc:.3f}")
         train.add_text(

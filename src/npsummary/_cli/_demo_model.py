@@ -64,6 +64,14 @@ class Net:
             p[k] += self._velocity[k]
         return loss, acc
 
+    def probability_maps(self, size: int = 48) -> np.ndarray:
+        """Each class's probability over the plane: ``[3, size, size, 1]`` floats in [0, 1]."""
+        grid = np.linspace(-1.1, 1.1, size)
+        gx, gy = np.meshgrid(grid, grid[::-1])
+        _, probs = self.forward(np.column_stack([gx.ravel(), gy.ravel()]))
+        maps: np.ndarray = probs.T.reshape(3, size, size, 1)
+        return maps
+
     def boundary_image(self, x: np.ndarray, y: np.ndarray, size: int = 96) -> np.ndarray:
         """An RGB picture ``[size, size, 3]`` of the decision regions with the points on it."""
         grid = np.linspace(-1.1, 1.1, size)

@@ -31,6 +31,7 @@ __all__ = ["FastScalars", "match_scalars"]
 
 IntArray = npt.NDArray[np.int64]
 _MAX_VALUE_BYTES = 256
+_PAD = 512  # > 9 + 3 * 11 + 2 + 255 + 8 bytes read past a start, and > _MAX_VALUE_BYTES
 _SENTINEL = 1234.5
 _SENTINEL_BYTES = struct.pack("<f", _SENTINEL)
 _TENSOR_HEAD = np.array([0x42, 0x0A, 0x08, 0x01, 0x12, 0x00], np.uint8)
@@ -51,16 +52,16 @@ class FastScalars:
 
 
 def _varint(u8: npt.NDArray[np.uint8], pos: IntArray) -> tuple[IntArray, IntArray]:
-    """Values and byte lengths of the varints at ``pos`` (length 11 marks an unterminated one)."""
-    last = u8.size - 1
-    first = u8[np.minimum(pos, last)]
+    """Values and byte lengths of the varints at ``pos`` (length 11 marks an unterminated one).
+    ``u8`` must extend at least 10 bytes past every position."""
+    first = u8[pos]
     value = (first & 0x7F).astype(np.uint64)
     length = np.ones(pos.shape, np.int64)
     active = np.flatnonzero(first >= 0x80)
     for k in range(1, 10):
         if not active.size:
             break
-        b = u8[np.minimum(pos[active] + k, last)]
+        b = u8[pos[active] + k]
         value[active] |= (b & 0x7F).astype(np.uint64) << np.uint64(7 * k)
         length[active] += 1
         active = active[b >= 0x80]
@@ -69,35 +70,33 @@ def _varint(u8: npt.NDArray[np.uint8], pos: IntArray) -> tuple[IntArray, IntArra
 
 
 def _shape(u8: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> dict[str, IntArray]:
-    """Match the two layouts; returns positions for the records that match (``ok``)."""
-    last = u8.size - 1
+    """Match the two layouts; returns positions for the records that match (``ok``).
 
-    def at(pos: IntArray) -> npt.NDArray[np.uint8]:
-        return u8[np.minimum(pos, last)]
-
-    ok = (ends - starts >= 16) & (at(starts) == 0x09)
+    Every position read is at most ``_PAD`` bytes past a record's start (a tag length is one
+    byte, varints at most 10), so ``u8`` is the buffer followed by ``_PAD`` zero bytes and no
+    index needs clipping; records whose fields run past their end simply fail to match."""
+    ok = (ends - starts >= 16) & (u8[starts] == 0x09)
     p = starts + 9
     step = np.zeros_like(starts)
-    has_step = np.flatnonzero(at(p) == 0x10)
+    has_step = np.flatnonzero(u8[p] == 0x10)
     if has_step.size:
         value, length = _varint(u8, p[has_step] + 1)
         step[has_step] = value
         p[has_step] += 1 + length
-    ok &= at(p) == 0x2A
+    ok &= u8[p] == 0x2A
     summary_len, n1 = _varint(u8, p + 1)
     p2 = p + 1 + n1
-    ok &= (p2 + summary_len == ends) & (at(p2) == 0x0A)
+    ok &= (p2 + summary_len == ends) & (u8[p2] == 0x0A)
     value_len, n2 = _varint(u8, p2 + 1)
     vs = p2 + 1 + n2
-    ok &= (vs + value_len == ends) & (at(vs) == 0x0A) & (value_len <= _MAX_VALUE_BYTES)
-    tag_len = at(vs + 1).astype(np.int64)
+    ok &= (vs + value_len == ends) & (u8[vs] == 0x0A) & (value_len <= _MAX_VALUE_BYTES)
+    tag_len = u8[vs + 1].astype(np.int64)
     ok &= tag_len < 0x80
     after = vs + 2 + tag_len
-    legacy = (at(after) == 0x15) & (after + 5 == ends)
-    tensor = after + 12 <= ends
-    for j, byte in enumerate(_TENSOR_HEAD.tolist()):
-        tensor &= at(after + j) == byte
-    tensor &= ((at(after + 6) == 0x22) | (at(after + 6) == 0x2A)) & (at(after + 7) == 0x04)
+    legacy = (u8[after] == 0x15) & (after + 5 == ends)
+    head = np.lib.stride_tricks.sliding_window_view(u8, 8)[after]
+    tensor = (head[:, :6] == _TENSOR_HEAD).all(axis=1) & (after + 12 <= ends)
+    tensor &= ((head[:, 6] == 0x22) | (head[:, 6] == 0x2A)) & (head[:, 7] == 0x04)
     ok &= legacy | tensor
     offset = np.where(legacy, after + 1, after + 8)
     return {"ok": ok, "step": step, "vs": vs, "vl": value_len, "offset": offset}
@@ -146,29 +145,22 @@ def _check_group(value: bytes, offset: int) -> tuple[str, bytes | None] | None:
 
 def match_scalars(buf: bytes, starts: IntArray, ends: IntArray) -> FastScalars:
     """Decode the records of ``buf`` that are single-scalar events (see the module docstring)."""
-    u8 = np.frombuffer(buf, np.uint8)
+    u8 = np.frombuffer(buf + bytes(_PAD), np.uint8)
+    windows = np.lib.stride_tricks.sliding_window_view
     m = _shape(u8, starts, ends)
     idx = np.flatnonzero(m["ok"])
-    empty = FastScalars(
-        np.zeros(0, np.int64),
-        np.zeros(0, np.int64),
-        np.zeros(0, np.int64),
-        np.zeros(0),
-        np.zeros(0, np.float32),
-        [],
-        [],
-    )
     if not idx.size:
-        return empty
+        empty = np.zeros(0, np.int64)
+        return FastScalars(empty, empty, empty, np.zeros(0), np.zeros(0, np.float32), [], [])
     vs, vl, offset = m["vs"][idx], m["vl"][idx], m["offset"][idx]
     width = int(-(-int(vl.max()) // 8) * 8)
-    cols = np.arange(width)
-    rows = u8[np.minimum(vs[:, None] + cols, u8.size - 1)]
-    rows *= cols[None, :] < vl[:, None]
+    rows = windows(u8, width)[vs]  # a copy: fancy indexing
+    rows *= np.arange(width)[None, :] < vl[:, None]
     rel = offset - vs
+    line = np.arange(idx.size)
     for j in range(4):
-        rows[np.arange(idx.size), rel + j] = 0
-    first, group = _group_rows(np.ascontiguousarray(rows), vl)
+        rows[line, rel + j] = 0
+    first, group = _group_rows(rows, vl)
     tags: list[str] = []
     metas: list[bytes | None] = []
     good = np.ones(first.size, bool)
@@ -183,7 +175,8 @@ def match_scalars(buf: bytes, starts: IntArray, ends: IntArray) -> FastScalars:
             tags.append(checked[0])
             metas.append(checked[1])
     keep = good[group]
-    idx, group, offset = idx[keep], group[keep], offset[keep]
-    raw = u8[offset[:, None] + np.arange(4)].copy().view("<f4").reshape(-1)
-    wall = u8[starts[idx][:, None] + 1 + np.arange(8)].copy().view("<f8").reshape(-1)
-    return FastScalars(idx, group, m["step"][idx], wall, raw, tags, metas)
+    if not keep.all():
+        idx, group, offset = idx[keep], group[keep], offset[keep]
+    values = windows(u8, 4)[offset].view("<f4").reshape(-1)
+    walls = windows(u8, 8)[starts[idx] + 1].view("<f8").reshape(-1)
+    return FastScalars(idx, group, m["step"][idx], walls, values, tags, metas)

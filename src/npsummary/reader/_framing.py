@@ -103,22 +103,34 @@ class _Scan:
     corrupt: list[tuple[int, int]]  # (position, size) of corrupt stretches
 
 
-def _crc_table() -> npt.NDArray[np.uint32]:
-    table = np.arange(256, dtype=np.uint32)
+def _crc_tables() -> npt.NDArray[np.uint32]:
+    """Slicing-by-4 tables of CRC32C: ``t[k][b]`` is byte ``b`` followed by ``k`` zero bytes."""
+    t0 = np.arange(256, dtype=np.uint32)
     for _ in range(8):
-        table = np.where(table & 1, (table >> 1) ^ np.uint32(0x82F63B78), table >> 1)
-    return table.astype(np.uint32)
+        t0 = np.where(t0 & 1, (t0 >> 1) ^ np.uint32(0x82F63B78), t0 >> 1).astype(np.uint32)
+    tables = [t0]
+    for _ in range(3):
+        prev = tables[-1]
+        tables.append((prev >> np.uint32(8)) ^ t0[prev & np.uint32(0xFF)])
+    return np.stack(tables)
 
 
-_TABLE = _crc_table()
+_TABLES = _crc_tables()
 
 
 def _masked_crc_of_lengths(lengths: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
-    """Masked CRC32C of the 8-byte little-endian encodings of ``lengths`` (all < 2**32)."""
-    crc = np.full(lengths.shape, 0xFFFFFFFF, np.uint32)
-    for i in range(8):
-        byte = (lengths >> np.uint32(8 * i)) & np.uint32(0xFF) if i < 4 else np.uint32(0)
-        crc = _TABLE[(crc ^ byte) & np.uint32(0xFF)] ^ (crc >> np.uint32(8))
+    """Masked CRC32C of the 8-byte little-endian encodings of ``lengths`` (all < 2**32): four
+    length bytes, then four zero bytes, four at a time."""
+    t0, t1, t2, t3 = _TABLES
+    mask = np.uint32(0xFF)
+    crc = lengths ^ np.uint32(0xFFFFFFFF)
+    for _ in range(2):
+        crc = (
+            t3[crc & mask]
+            ^ t2[(crc >> np.uint32(8)) & mask]
+            ^ t1[(crc >> np.uint32(16)) & mask]
+            ^ t0[crc >> np.uint32(24)]
+        )
     crc ^= np.uint32(0xFFFFFFFF)
     rotated = (crc >> np.uint32(15)) | (crc << np.uint32(17))
     masked: npt.NDArray[np.uint32] = rotated + np.uint32(0xA282EAD8)  # wraps modulo 2**32

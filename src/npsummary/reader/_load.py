@@ -94,9 +94,11 @@ class _Collector:
         if batch.starts.size >= 64:
             slow = self._fast(batch, slow)
         buf = batch.buf
-        starts, ends = batch.starts.tolist(), batch.ends.tolist()
-        for i in np.flatnonzero(slow).tolist():
-            self._record(buf[starts[i] : ends[i]], self.seq + i, batch.path, starts[i])
+        rest = np.flatnonzero(slow)
+        for i, a, b in zip(
+            rest.tolist(), batch.starts[rest].tolist(), batch.ends[rest].tolist(), strict=True
+        ):
+            self._record(buf[a:b], self.seq + i, batch.path, a)
         self.seq += batch.starts.size
 
     def _fast(self, batch: RecordBatch, slow: np.ndarray) -> np.ndarray:
