@@ -240,3 +240,36 @@ def test_series_helpers() -> None:
     assert s.last_write_wins().steps.tolist() == [1, 2]
     assert s.last_write_wins().values.tolist() == [2.0, 3.0]
     assert len(s) == 3
+
+
+def test_bulk_path_detects_corruption_in_varying_bytes(tmp_path: Path) -> None:
+    records = [bytearray(_event(s, f"t{s % 3}", s / 2, WALL + s)) for s in range(200)]
+    records[50][12 + 3] ^= 0x10  # wall time byte
+    records[120][12 + 10] ^= 0x01  # step varint byte
+    records[150][-5] ^= 0x80  # value byte (just before the payload CRC)
+    path = _write(tmp_path / "events.out.tfevents.1", *records)
+    data = reader.load(path)
+    assert data.stats.corrupt_records == 3 and data.stats.records == 197
+    kept = np.concatenate([s.steps for s in data.scalars.values()])
+    assert sorted(kept.tolist()) == sorted(set(range(200)) - {50, 120, 150})
+
+
+def test_first_metadata_of_a_tag_decides_its_kind(tmp_path: Path) -> None:
+    from npsummary._summaries.scalar import ScalarEncoder
+
+    first = Event(wall_time=WALL, step=0)
+    for tag in ("t", "other"):
+        v = first.summary.value.add(tag=tag)
+        v.tensor.dtype = 1
+        v.tensor.tensor_shape.SetInParent()
+        v.tensor.float_val.append(1.0)
+        v.metadata.plugin_data.plugin_name = "custom"
+    enc = ScalarEncoder()
+    later = [frame_record(enc.event("t", s, s, WALL + s)) for s in range(1, 100)]
+    path = _write(
+        tmp_path / "events.out.tfevents.1", frame_record(first.SerializeToString()), *later
+    )
+    data = reader.load(path)
+    assert (".", "t") not in data.scalars
+    assert data.tensors[(".", "t")].plugin_name == "custom"
+    assert len(data.tensors[(".", "t")]) == 100

@@ -71,7 +71,7 @@ def events(
                 for a, b in zip(batch.starts.tolist(), batch.ends.tolist(), strict=True):
                     try:
                         event = proto.Event.FromString(buf[a:b])
-                    except Exception:
+                    except Exception:  # DecodeError, or RuntimeError on some backends
                         stats.corrupt(file, a - 12, b - a + 16, "record is not an Event", strict)
                         continue
                     yield event

@@ -49,6 +49,22 @@ class FastScalars:
     values: npt.NDArray[np.float32]
     tags: list[str]
     metadata: list[bytes | None]
+    value_at: IntArray  # offset of each value in the buffer
+    step_len: IntArray  # bytes of each step varint (0: no step field)
+
+    def take(self, keep: npt.NDArray[np.bool_]) -> FastScalars:
+        """The records where ``keep`` is true."""
+        return FastScalars(
+            self.index[keep],
+            self.group[keep],
+            self.steps[keep],
+            self.wall_times[keep],
+            self.values[keep],
+            self.tags,
+            self.metadata,
+            self.value_at[keep],
+            self.step_len[keep],
+        )
 
 
 def _varint(u8: npt.NDArray[np.uint8], pos: IntArray) -> tuple[IntArray, IntArray]:
@@ -78,10 +94,12 @@ def _shape(u8: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> dict[
     ok = (ends - starts >= 16) & (u8[starts] == 0x09)
     p = starts + 9
     step = np.zeros_like(starts)
+    step_len = np.zeros_like(starts)
     has_step = np.flatnonzero(u8[p] == 0x10)
     if has_step.size:
         value, length = _varint(u8, p[has_step] + 1)
         step[has_step] = value
+        step_len[has_step] = length
         p[has_step] += 1 + length
     ok &= u8[p] == 0x2A
     summary_len, n1 = _varint(u8, p + 1)
@@ -99,7 +117,15 @@ def _shape(u8: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> dict[
     tensor &= ((head[:, 6] == 0x22) | (head[:, 6] == 0x2A)) & (head[:, 7] == 0x04)
     ok &= legacy | tensor
     offset = np.where(legacy, after + 1, after + 8)
-    return {"ok": ok, "step": step, "vs": vs, "vl": value_len, "offset": offset}
+    ok &= step_len <= 10
+    return {
+        "ok": ok,
+        "step": step,
+        "step_len": step_len,
+        "vs": vs,
+        "vl": value_len,
+        "offset": offset,
+    }
 
 
 def _group_rows(rows: npt.NDArray[np.uint8], lengths: IntArray) -> tuple[IntArray, IntArray]:
@@ -125,7 +151,7 @@ def _check_group(value: bytes, offset: int) -> tuple[str, bytes | None] | None:
     probe = value[:offset] + _SENTINEL_BYTES + value[offset + 4 :]
     try:
         parsed = proto.SummaryValue.FromString(probe)
-    except Exception:
+    except Exception:  # any parse failure sends the group to the general path
         return None
     kind = parsed.WhichOneof("value")
     if kind == "simple_value":
@@ -151,7 +177,9 @@ def match_scalars(buf: bytes, starts: IntArray, ends: IntArray) -> FastScalars:
     idx = np.flatnonzero(m["ok"])
     if not idx.size:
         empty = np.zeros(0, np.int64)
-        return FastScalars(empty, empty, empty, np.zeros(0), np.zeros(0, np.float32), [], [])
+        return FastScalars(
+            empty, empty, empty, np.zeros(0), np.zeros(0, np.float32), [], [], empty, empty
+        )
     vs, vl, offset = m["vs"][idx], m["vl"][idx], m["offset"][idx]
     width = int(-(-int(vl.max()) // 8) * 8)
     rows = windows(u8, width)[vs]  # a copy: fancy indexing
@@ -179,4 +207,6 @@ def match_scalars(buf: bytes, starts: IntArray, ends: IntArray) -> FastScalars:
         idx, group, offset = idx[keep], group[keep], offset[keep]
     values = windows(u8, 4)[offset].view("<f4").reshape(-1)
     walls = windows(u8, 8)[starts[idx] + 1].view("<f8").reshape(-1)
-    return FastScalars(idx, group, m["step"][idx], walls, values, tags, metas)
+    return FastScalars(
+        idx, group, m["step"][idx], walls, values, tags, metas, offset, m["step_len"][idx]
+    )

@@ -33,7 +33,15 @@ import numpy.typing as npt
 from .._format.record import MAX_RECORD_LENGTH, CorruptRecordError
 from ._io import FileSystem
 
-__all__ = ["CHUNK", "ReadStats", "RecordBatch", "read_batches"]
+__all__ = [
+    "CHUNK",
+    "ReadStats",
+    "RecordBatch",
+    "payload_ok",
+    "raw_crcs",
+    "read_batches",
+    "stored_crcs",
+]
 
 CHUNK = 8 << 20
 _HEADER = 12
@@ -92,6 +100,18 @@ class RecordBatch:
     buf: bytes
     starts: IntArray
     ends: IntArray
+    base: int = 0  # file offset of buf[0]
+
+    def report_corrupt(self, stats: ReadStats, bad: IntArray, strict: bool) -> None:
+        """Count (or raise) records ``bad`` of this batch as failing their payload CRC."""
+        for i in bad.tolist():
+            stats.corrupt(
+                self.path,
+                self.base + int(self.starts[i]) - _HEADER,
+                int(self.ends[i] - self.starts[i]) + _FRAME,
+                "record payload fails its CRC check",
+                strict,
+            )
 
 
 @dataclass
@@ -212,7 +232,7 @@ def _crc_function() -> Callable[[Any], int]:
     return record._crc32c_impl or record._load_crc32c()
 
 
-def _payload_crcs(buf: bytes, starts: IntArray, ends: IntArray) -> IntArray:
+def raw_crcs(buf: bytes, starts: IntArray, ends: IntArray) -> IntArray:
     """Raw CRC32C of each payload: one C call each, iterated in C (``map``), which beats any
     array formulation for payloads of scalar size."""
     view = memoryview(buf)
@@ -223,20 +243,37 @@ def _payload_crcs(buf: bytes, starts: IntArray, ends: IntArray) -> IntArray:
     )
 
 
-def _payload_ok(buf: bytes, starts: IntArray, ends: IntArray) -> npt.NDArray[np.bool_]:
-    """Whether each payload matches the masked CRC stored after it."""
+def stored_crcs(buf: bytes, ends: IntArray) -> IntArray:
+    """The masked payload CRCs stored after each payload."""
     u8 = np.frombuffer(buf, np.uint8)
-    stored = u8[ends[:, None] + np.arange(4)].copy().view("<u4").reshape(-1).astype(np.int64)
-    raw = _payload_crcs(buf, starts, ends)
+    windows = np.lib.stride_tricks.sliding_window_view(u8, 4)[ends]
+    stored: IntArray = windows.view("<u4").reshape(-1).astype(np.int64)
+    return stored
+
+
+def payload_ok(buf: bytes, starts: IntArray, ends: IntArray) -> npt.NDArray[np.bool_]:
+    """Whether each payload matches the masked CRC stored after it."""
+    stored = stored_crcs(buf, ends)
+    raw = raw_crcs(buf, starts, ends)
     masked = (((raw >> 15) | (raw << 17)) + 0xA282EAD8) & 0xFFFFFFFF
     ok: npt.NDArray[np.bool_] = masked == stored
     return ok
 
 
 def read_batches(
-    fs: FileSystem, path: str, stats: ReadStats, *, strict: bool = False, chunk: int = CHUNK
+    fs: FileSystem,
+    path: str,
+    stats: ReadStats,
+    *,
+    strict: bool = False,
+    chunk: int = CHUNK,
+    verify: bool = True,
 ) -> Iterator[RecordBatch]:
-    """Yield the checked records of the file ``path``, a chunk at a time, in file order."""
+    """Yield the checked records of the file ``path``, a chunk at a time, in file order.
+
+    With ``verify=False`` the payload CRCs are left to the caller, who must check them and
+    count the records (``stats.records``) and the failures (:meth:`RecordBatch.report_corrupt`).
+    """
     size = fs.size(path)
     stats.files += 1
     stats.bytes += size
@@ -254,22 +291,16 @@ def read_batches(
             for at, nbytes in scan.corrupt:
                 stats.corrupt(path, base + at, nbytes, "corrupt record header", strict)
             if scan.records.size:
-                starts = scan.records + _HEADER
-                ends = starts + scan.lengths
-                ok = _payload_ok(buf, starts, ends)
-                if not ok.all():
-                    for i in np.flatnonzero(~ok).tolist():
-                        stats.corrupt(
-                            path,
-                            base + int(scan.records[i]),
-                            int(scan.lengths[i]) + _FRAME,
-                            "record payload fails its CRC check",
-                            strict,
-                        )
-                    starts, ends = starts[ok], ends[ok]
-                stats.records += int(starts.size)
-                if starts.size:
-                    yield RecordBatch(path, buf, starts, ends)
+                batch = RecordBatch(path, buf, scan.records + _HEADER, scan.records + _HEADER, base)
+                batch.ends = batch.starts + scan.lengths
+                if verify:
+                    ok = payload_ok(buf, batch.starts, batch.ends)
+                    if not ok.all():
+                        batch.report_corrupt(stats, np.flatnonzero(~ok), strict)
+                        batch.starts, batch.ends = batch.starts[ok], batch.ends[ok]
+                    stats.records += int(batch.starts.size)
+                if batch.starts.size:
+                    yield batch
             if final:
                 tail = len(buf) - scan.consumed
                 if tail:

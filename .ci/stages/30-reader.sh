@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# npsummary.reader and the npsummary command on the oldest supported Python (3.10) and protobuf
+# (3.20.3, pure-Python backend), without TensorBoard installed: framing, corruption and torn
+# tails, fuzzing with its memory bound, golden files from TF2/TF1/tensorboardX/torch against what
+# each program logged, PNG/WAV decoding, pandas/Arrow/Parquet tables, and the CLI as a subprocess.
+# The comparisons with TensorBoard's own reader and the demo check need tensorboard; they run in
+# the main suite and skip here.
+set -euo pipefail
+# shellcheck disable=SC1091
+. .ci/lib.sh
+PY=/root/.pyenv/versions/3.10.13/bin/python3
+[ -x "$PY" ] || PY=python3
+"$PY" -m venv .venv-reader
+# shellcheck disable=SC1091
+. .venv-reader/bin/activate
+python -m pip install --quiet --upgrade pip
+pip install --quiet 'protobuf==3.20.3' numpy 'crc32c>=2.4' pytest hypothesis Pillow pandas pyarrow
+pip install --quiet --no-deps -e .
+python - <<'PY'
+import sys
+import google.protobuf
+from google.protobuf.internal import api_implementation
+print("python", sys.version.split()[0], "protobuf", google.protobuf.__version__,
+      "backend", api_implementation.Type())
+assert google.protobuf.__version__ == "3.20.3"
+PY
+cell "reader python3.10 protobuf 3.20.3" python -m pytest -q -p no:cacheprovider \
+    tests/test_reader.py tests/test_reader_golden.py tests/test_reader_fuzz.py \
+    tests/test_pngread.py tests/test_cli.py
