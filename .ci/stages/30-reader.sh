@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # npsummary.reader and the npsummary command on the oldest supported Python (3.10) and protobuf
-# (3.20.3, pure-Python backend), without TensorBoard installed: framing, corruption and torn
+# (3.20.3, forced to its pure-Python backend), without TensorBoard installed: framing, corruption and torn
 # tails, fuzzing with its memory bound, golden files from TF2/TF1/tensorboardX/torch against what
 # each program logged, PNG/WAV decoding, pandas/Arrow/Parquet tables, and the CLI as a subprocess.
 # The comparisons with TensorBoard's own reader and the demo check need tensorboard; they run in
@@ -16,6 +16,7 @@ PY=/root/.pyenv/versions/3.10.13/bin/python3
 python -m pip install --quiet --upgrade pip
 pip install --quiet 'protobuf==3.20.3' numpy 'crc32c>=2.4' pytest hypothesis Pillow pandas pyarrow
 pip install --quiet --no-deps -e .
+export PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python
 python - <<'PY'
 import sys
 import google.protobuf
@@ -23,7 +24,8 @@ from google.protobuf.internal import api_implementation
 print("python", sys.version.split()[0], "protobuf", google.protobuf.__version__,
       "backend", api_implementation.Type())
 assert google.protobuf.__version__ == "3.20.3"
+assert api_implementation.Type() == "python"
 PY
-cell "reader python3.10 protobuf 3.20.3" python -m pytest -q -p no:cacheprovider \
+cell "reader python3.10 protobuf 3.20.3 (python backend)" python -m pytest -q -p no:cacheprovider \
     tests/test_reader.py tests/test_reader_golden.py tests/test_reader_fuzz.py \
     tests/test_pngread.py tests/test_cli.py

@@ -49,22 +49,6 @@ class FastScalars:
     values: npt.NDArray[np.float32]
     tags: list[str]
     metadata: list[bytes | None]
-    value_at: IntArray  # offset of each value in the buffer
-    step_len: IntArray  # bytes of each step varint (0: no step field)
-
-    def take(self, keep: npt.NDArray[np.bool_]) -> FastScalars:
-        """The records where ``keep`` is true."""
-        return FastScalars(
-            self.index[keep],
-            self.group[keep],
-            self.steps[keep],
-            self.wall_times[keep],
-            self.values[keep],
-            self.tags,
-            self.metadata,
-            self.value_at[keep],
-            self.step_len[keep],
-        )
 
 
 def _varint(u8: npt.NDArray[np.uint8], pos: IntArray) -> tuple[IntArray, IntArray]:
@@ -177,9 +161,7 @@ def match_scalars(buf: bytes, starts: IntArray, ends: IntArray) -> FastScalars:
     idx = np.flatnonzero(m["ok"])
     if not idx.size:
         empty = np.zeros(0, np.int64)
-        return FastScalars(
-            empty, empty, empty, np.zeros(0), np.zeros(0, np.float32), [], [], empty, empty
-        )
+        return FastScalars(empty, empty, empty, np.zeros(0), np.zeros(0, np.float32), [], [])
     vs, vl, offset = m["vs"][idx], m["vl"][idx], m["offset"][idx]
     width = int(-(-int(vl.max()) // 8) * 8)
     rows = windows(u8, width)[vs]  # a copy: fancy indexing
@@ -207,6 +189,4 @@ def match_scalars(buf: bytes, starts: IntArray, ends: IntArray) -> FastScalars:
         idx, group, offset = idx[keep], group[keep], offset[keep]
     values = windows(u8, 4)[offset].view("<f4").reshape(-1)
     walls = windows(u8, 8)[starts[idx] + 1].view("<f8").reshape(-1)
-    return FastScalars(
-        idx, group, m["step"][idx], walls, values, tags, metas, offset, m["step_len"][idx]
-    )
+    return FastScalars(idx, group, m["step"][idx], walls, values, tags, metas)

@@ -267,13 +267,8 @@ def read_batches(
     *,
     strict: bool = False,
     chunk: int = CHUNK,
-    verify: bool = True,
 ) -> Iterator[RecordBatch]:
-    """Yield the checked records of the file ``path``, a chunk at a time, in file order.
-
-    With ``verify=False`` the payload CRCs are left to the caller, who must check them and
-    count the records (``stats.records``) and the failures (:meth:`RecordBatch.report_corrupt`).
-    """
+    """Yield the checked records of the file ``path``, a chunk at a time, in file order."""
     size = fs.size(path)
     stats.files += 1
     stats.bytes += size
@@ -293,12 +288,11 @@ def read_batches(
             if scan.records.size:
                 batch = RecordBatch(path, buf, scan.records + _HEADER, scan.records + _HEADER, base)
                 batch.ends = batch.starts + scan.lengths
-                if verify:
-                    ok = payload_ok(buf, batch.starts, batch.ends)
-                    if not ok.all():
-                        batch.report_corrupt(stats, np.flatnonzero(~ok), strict)
-                        batch.starts, batch.ends = batch.starts[ok], batch.ends[ok]
-                    stats.records += int(batch.starts.size)
+                ok = payload_ok(buf, batch.starts, batch.ends)
+                if not ok.all():
+                    batch.report_corrupt(stats, np.flatnonzero(~ok), strict)
+                    batch.starts, batch.ends = batch.starts[ok], batch.ends[ok]
+                stats.records += int(batch.starts.size)
                 if batch.starts.size:
                     yield batch
             if final:

@@ -16,9 +16,8 @@ import numpy as np
 
 from .. import proto
 from ._discover import Run, discover
-from ._fastcrc import verify_scalars
 from ._fastscalar import FastScalars, match_scalars
-from ._framing import ReadStats, RecordBatch, payload_ok, read_batches, stored_crcs
+from ._framing import ReadStats, RecordBatch, read_batches
 from ._io import FileSystem
 from ._values import KINDS, convert, kind_of
 
@@ -91,7 +90,7 @@ class _Collector:
         return known[0]
 
     def batch(self, batch: RecordBatch) -> None:
-        """Check the payload CRCs of an unverified batch and decode its records.
+        """Decode the (CRC-checked) records of a batch.
 
         Bulk-decoded scalars and protobuf-parsed records are filed so that a tag's kind still
         comes from its first value in file order: the parsed records are read first, and a tag
@@ -101,19 +100,8 @@ class _Collector:
         slow = np.ones(n, bool)
         if n >= 64:
             fast = match_scalars(batch.buf, batch.starts, batch.ends)
-            stored = stored_crcs(batch.buf, batch.ends)
-            ok = verify_scalars(batch.buf, batch.starts, batch.ends, stored, fast)
             slow[fast.index] = False
-            if not ok.all():
-                batch.report_corrupt(self.stats, fast.index[~ok], self.strict)
-                fast = fast.take(ok)
-            self.stats.records += int(fast.index.size)
         rest = np.flatnonzero(slow)
-        ok = payload_ok(batch.buf, batch.starts[rest], batch.ends[rest])
-        if not ok.all():
-            batch.report_corrupt(self.stats, rest[~ok], self.strict)
-            rest = rest[ok]
-        self.stats.records += int(rest.size)
         events = self._parse(batch, rest)
         if fast is not None and fast.index.size:
             back = self._fast(fast, self._first_seen(events))
@@ -227,7 +215,7 @@ def load_runs(
         data = RunData(run.name)
         collector = _Collector(data, kinds, tags, stats, strict)
         for file in run.files:
-            for batch in read_batches(fs, file, stats, strict=strict, verify=False):
+            for batch in read_batches(fs, file, stats, strict=strict):
                 collector.batch(batch)
                 if progress is not None:
                     progress(run.name, stats.records)
