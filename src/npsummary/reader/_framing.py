@@ -157,6 +157,28 @@ def _masked_crc_of_lengths(lengths: npt.NDArray[np.uint32]) -> npt.NDArray[np.ui
     return masked
 
 
+_SMALL_LENGTHS = 1 << 16
+_SMALL_CRCS: npt.NDArray[np.uint32] | None = None
+
+
+def _length_crc_ok(
+    lengths: npt.NDArray[np.uint32], crcs: npt.NDArray[np.uint32]
+) -> npt.NDArray[np.bool_]:
+    """Whether each stored length CRC matches; lengths below 64 KiB by table lookup."""
+    global _SMALL_CRCS
+    if _SMALL_CRCS is None:
+        _SMALL_CRCS = _masked_crc_of_lengths(np.arange(_SMALL_LENGTHS, dtype=np.uint32))
+    small = lengths < _SMALL_LENGTHS
+    ok = np.zeros(lengths.shape, bool)
+    ok[small] = _SMALL_CRCS[lengths[small]] == crcs[small]
+    big = np.flatnonzero(~small)
+    if big.size:
+        ok[big] = (lengths[big] <= MAX_RECORD_LENGTH) & (
+            _masked_crc_of_lengths(lengths[big]) == crcs[big]
+        )
+    return ok
+
+
 def _headers(buf: bytes) -> tuple[IntArray, IntArray]:
     """Positions and lengths of every 12-byte window ``p <= len-12`` that is a valid header:
     bytes ``p+4..p+7`` zero (a length fits in 31 bits) and a matching length CRC."""
@@ -169,7 +191,7 @@ def _headers(buf: bytes) -> tuple[IntArray, IntArray]:
         words = np.frombuffer(buf, "<u4", count=count, offset=align)
         k = np.flatnonzero(words[1 : count - 1] == 0)
         lengths = words[k]
-        ok = (lengths <= MAX_RECORD_LENGTH) & (_masked_crc_of_lengths(lengths) == words[k + 2])
+        ok = _length_crc_ok(lengths, words[k + 2])
         k = k[ok]
         keys.append(((align + 4 * k) << 32) | lengths[ok].astype(np.int64))
     if not keys:
