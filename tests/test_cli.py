@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from npsummary import reader
 from npsummary._format.record import frame_record
 from npsummary.proto import Event
 
@@ -143,6 +144,14 @@ def test_demo_small_read_by_tensorboard(tmp_path: Path) -> None:
         "images"
     ]
     assert plugins["npsummary_demo"] == {"eval:eval/confusion_matrix"}
+    assert {"pr_curves", "custom_scalars", "mesh", "tensor"} <= set(plugins)
+    assert {"train:training_video", "train:boxes"} <= plugins["images"]
+    data = reader.load(logdir, decode=True)
+    assert data.stats.bad_values == 0 and data.stats.corrupt_records == 0
+    assert data.hparams["train/hparams"].hparams["optimizer"] == "sgd+momentum"
+    assert set(data.hparams["train/hparams"].metrics) == {"eval/accuracy"}
+    assert data.images[("train", "training_video")].images[0][0][:3] == b"GIF"
+    assert (logdir / "train" / "projector_config.pbtxt").exists()
     acc = pea.EventAccumulator(str(logdir / "train"), size_guidance={"tensors": 0})
     acc.Reload()
     assert [e.step for e in acc.Tensors("loss")] == list(range(21))

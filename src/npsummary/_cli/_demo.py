@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ._demo_extras import log_final, log_layout, log_periodic
 from ._demo_model import Net, spirals
 from ._progress import Progress
 
@@ -32,6 +33,11 @@ Where to look:
   Images         decision regions and class probabilities (train), confusion matrix (eval)
   Audio          a tone whose pitch follows the loss (train and eval)
   Text           the run's configuration and an epoch report
+  PR Curves      one curve per class (train)
+  Custom Scalars loss and accuracy in one layout
+  HParams        the run's hyperparameters and final eval accuracy
+  Projector      the hidden layer's embedding of the eval points
+  Mesh           the spirals as a 3-D point cloud; Images also holds a video and boxes
   Time Series    all of the above on one page"""
 
 
@@ -116,6 +122,8 @@ def run_demo(logdir: str, steps: int, seed: int, progress: Progress) -> float:
         f"| setting | value |\n|---|---|\n| steps | {steps} |\n| hidden | 48 |\n| seed | {seed} |"
     )
     train.add_text("config", config, 0)
+    log_layout(train)
+    frames: list[np.ndarray] = []
     acc = 0.0
     start = time.monotonic()
     with train, evaluation.as_default():
@@ -131,12 +139,15 @@ def run_demo(logdir: str, steps: int, seed: int, progress: Progress) -> float:
                 maps = net.probability_maps()
                 train.add_images("class_probability", maps, step, dataformats="NHWC", padding=2)
                 acc = _log_eval(npsummary, net, xv, yv, step)
+                frames.append(log_periodic(train, net, xv, yv, step))
             progress.show(f"step {step}/{steps}  loss {loss:.4f}  eval accuracy {acc:.3f}")
         train.add_text(
             "report",
             f"finished in {time.monotonic() - start:.1f} s; eval accuracy {acc:.3f}",
             steps,
         )
+        hparams = {"hidden": 48, "steps": steps, "seed": seed, "optimizer": "sgd+momentum"}
+        log_final(train, net, xv, yv, frames, hparams, {"eval/accuracy": acc}, steps)
     evaluation.close()
     progress.done()
     return acc

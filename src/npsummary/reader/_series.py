@@ -94,8 +94,8 @@ class HistogramSeries(_Series):
 
 @dataclass(frozen=True)
 class ImageSeries(_Series):
-    """Images of one (run, tag): per record the images (PNG, GIF... bytes, or decoded
-    ``[h, w, c]`` uint8 arrays when read with ``decode=True``) and the logged width/height."""
+    """Images of one (run, tag): per record the images (PNG or GIF bytes; with ``decode=True``
+    PNGs become ``[h, w, c]`` uint8 arrays, GIFs (videos) stay bytes) and the logged size."""
 
     widths: IntArray
     heights: IntArray
