@@ -43,6 +43,7 @@ BASE = _base_file()
 def _check(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "events.out.tfevents.fuzz"
     path.write_bytes(data)
+    reader.load(path)  # warm-up: first-use caches (imports, protobuf classes) are not per file
     tracemalloc.start()
     try:
         loaded = reader.load(path)
@@ -53,8 +54,9 @@ def _check(tmp_path: Path, data: bytes) -> None:
         tracemalloc.stop()
     assert count == stats.records - _not_events(stats)
     assert loaded.stats.bytes == len(data)
-    # Bounded by the file, never by a length field: buffers are at most a few copies of it.
-    assert peak <= 256 * 1024 + 24 * len(data), (peak, len(data))
+    # Bounded by the file, never by a length field (a forged one asks for up to 2**31 bytes):
+    # a few copies of the data plus the parsed messages (large with pure-Python protobuf).
+    assert peak <= (1 << 20) + 64 * len(data), (peak, len(data))
 
 
 def _not_events(stats: reader.ReadStats) -> int:
