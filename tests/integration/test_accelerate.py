@@ -9,6 +9,7 @@ must read back the same.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,10 +71,13 @@ def test_log_with_tensorboard_through_patch(tmp_path: Path) -> None:
     assert "loss" in tags["scalars"] and "phase/text_summary" in tags["tensors"]
 
 
-@pytest.mark.skipif(
-    not hasattr(npsummary.SummaryWriter, "add_hparams"),
-    reason="init_trackers(config=...) calls add_hparams, which comes with the summary-kinds work",
-)
+def _has_hparams(accumulator: Any) -> bool:
+    try:
+        return bool(accumulator.PluginTagToContent("hparams"))
+    except KeyError:  # a run without any hparams summary
+        return False
+
+
 def test_init_trackers_with_config(tmp_path: Path) -> None:
     ours = _both(tmp_path, CONFIG)
-    assert any(acc.PluginTagToContent("hparams") for acc in accumulators(ours).values())
+    assert any(_has_hparams(acc) for acc in accumulators(ours).values())

@@ -6,11 +6,11 @@ hyperparameter with its type and every metric tag), ``_hparams_/session_start_in
 and ``_hparams_/session_end_info`` (status SUCCESS). The metrics themselves are ordinary scalars
 in the same run, which the HParams dashboard links to the session (the run) by tag.
 
-Value types: ``bool`` and ``numpy.bool_`` are booleans (torch records them as the numbers 0/1
-because it tests ``int`` first; tensorboardX and TensorBoard's own ``hp.hparams`` record
-booleans, as we do); ``int``, ``float``, NumPy integers and floats, and size-1 numeric arrays or
-tensors are numbers; ``str`` is text; ``None`` is skipped, as torch does. Anything else
-raises ``TypeError`` naming the key.
+Value types follow torch, whose writer the frameworks (Lightning, accelerate, SB3) use:
+``bool`` and ``numpy.bool_`` are the numbers 0/1 (torch tests ``int`` first; tensorboardX would
+record booleans); ``int``, ``float``, NumPy integers and floats, and size-1 numeric arrays or
+tensors are numbers; ``str`` is text; ``None`` is skipped, as torch does. Anything else raises
+``TypeError`` naming the key.
 
 Format notes: docs/FORMAT.md §4.6.
 """
@@ -48,7 +48,7 @@ def _hparam_value(key: str, value: Any) -> HParamValue | None:
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)):
-        return bool(value)
+        return float(value)  # torch: a bool is an int, so a number
     if isinstance(value, str):
         return str(value)
     if isinstance(value, (numbers.Real, np.integer, np.floating)):
@@ -57,7 +57,7 @@ def _hparam_value(key: str, value: Any) -> HParamValue | None:
         array = as_array(value, f"hparam {key!r}")
         if array.size == 1 and array.dtype.kind in "biuf":
             item = array.reshape(()).item()
-            return bool(item) if array.dtype.kind == "b" else float(item)
+            return float(item)
     raise TypeError(
         f"hparam {key!r}: value must be a bool, int, float, str or NumPy scalar, "
         f"got {type(value).__name__}"
