@@ -315,6 +315,7 @@ odd_objects = st.sampled_from(
         _LyingFloat(float("nan")), np.array([None, "x", 1.0], dtype=object), np.float64("nan"),
         np.ones((1, 1, 1)), np.array(2.5), np.ma.masked_array([1.0, 2.0], mask=[True, False]),
         np.zeros((3, 0)), np.arange(6).reshape(2, 3)[:, ::2], np.frombuffer(b"\x00" * 8, ">f4"),
+        _LyingFloat(RuntimeError("no")), _LyingArray(LookupError("no")),
     ]
 )  # fmt: skip
 values = st.one_of(

@@ -4,6 +4,12 @@ Values may be Python numbers, NumPy scalars or arrays, or any object exposing ``
 (torch, JAX, CuPy-on-host tensors) or ``__float__``; no framework is ever imported. Every error
 is a ``TypeError`` (wrong kind of thing) or ``ValueError`` (right kind, bad value) whose message
 names the tag, the value received and what was expected.
+
+The data and every argument that may be a user's object (bins and bucket edges, steps, wall
+times, scalars, sequences of summaries) are converted here, before any core sees them, because a
+user's ``__array__``, ``__float__``, ``__index__``, ``__len__`` or ``__iter__`` can raise
+anything: such an exception becomes a ``TypeError`` naming the tag and the argument, chained to
+the original.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "as_array",
+    "as_list",
+    "as_real_array",
     "check_choice",
     "check_int",
     "check_tag",
@@ -45,14 +53,25 @@ _FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
 
 
 def _describe(value: Any) -> str:
-    text = repr(value)
+    """A short description of ``value`` for an error message; never raises."""
+    kind = type(value).__name__
+    try:  # a user's object may raise from __repr__ or from a shape property too
+        shape = getattr(value, "shape", None)
+        if shape is not None:
+            return f"{kind} of shape {tuple(shape)}"
+        text = repr(value)
+    except Exception:
+        return f"a {kind} object"
     if len(text) > 80:
         text = text[:77] + "..."
-    shape = getattr(value, "shape", None)
-    kind = type(value).__name__
-    if shape is not None:
-        return f"{kind} of shape {tuple(shape)}"
     return f"{text} ({kind})"
+
+
+def _refused(subject: str, value: Any, expected: str, exc: Exception) -> TypeError:
+    """The TypeError for ``value``, whose conversion hook raised ``exc``."""
+    return TypeError(
+        f"{subject}: cannot convert {_describe(value)} to {expected}: {type(exc).__name__}: {exc}"
+    )
 
 
 def _who(tag: str | None, name: str) -> str:
@@ -116,15 +135,16 @@ def check_int(
 
 def _index(value: Any, who: str, allow_none: bool) -> int:
     """``value.__index__()`` for :func:`check_int`, refusing bools; any failure is TypeError."""
+    cause: Exception | None = None
     if not isinstance(value, (bool, np.bool_, float, np.floating, str, bytes, np.timedelta64)):
         try:
             # A 0-d bool array or tensor has __index__ too, but True is not a count.
             if str(getattr(value, "dtype", "")) not in ("bool", "torch.bool"):
                 return operator.index(value)
-        except Exception:  # a user's __index__ (or dtype) may raise anything: the wrong kind
-            pass
+        except Exception as exc:  # a user's __index__ (or dtype) may raise anything: wrong kind
+            cause = exc
     expected = "an int or None" if allow_none else "an int"
-    raise TypeError(f"{who} must be {expected}, got {_describe(value)}")
+    raise TypeError(f"{who} must be {expected}, got {_describe(value)}") from cause
 
 
 def check_choice(value: Any, name: str, choices: tuple[str, ...], *, tag: str | None = None) -> str:
@@ -199,6 +219,37 @@ def as_array(value: Any, tag: str, name: str | None = None) -> np.ndarray:
         ) from exc
 
 
+def as_real_array(value: Any, tag: str, name: str) -> np.ndarray:
+    """:func:`as_array` for an argument of real numbers (bin edges, bucket limits and counts).
+
+    Where NumPy makes an object array (a list holding a user's number type, or ints beyond
+    int64), the elements are converted to float64 here, so that their ``__float__`` runs at
+    the boundary; an element that cannot be converted is a ``TypeError``.
+    """
+    array = as_array(value, tag, name)
+    if array.dtype != object:
+        return array
+    try:
+        return array.astype(np.float64)
+    except MemoryError:
+        raise
+    except Exception as exc:
+        raise _refused(f"{tag!r}: {name}", value, "real numbers", exc) from exc
+
+
+def as_list(value: Any, tag: str, name: str) -> list[Any]:
+    """The items of an iterable argument as a list; a failing ``__iter__``/``__len__`` (or no
+    iterability) is a ``TypeError`` naming ``tag`` and the argument ``name``."""
+    if isinstance(value, list):
+        return value
+    try:
+        return list(value)
+    except MemoryError:
+        raise
+    except Exception as exc:
+        raise _refused(f"{tag!r}: {name}", value, "a sequence", exc) from exc
+
+
 def to_float(value: Any, tag: str, name: str | None = None) -> float:
     """Return a scalar value as a Python float, or raise naming ``tag``.
 
@@ -221,6 +272,8 @@ def to_float(value: Any, tag: str, name: str | None = None) -> float:
         except OverflowError:
             # An int (or Fraction) beyond float64's range: saturate, as beyond float32's.
             return math.inf if value > 0 else -math.inf  # type: ignore[operator]
+        except Exception as exc:  # a numbers.Real subclass whose __float__ raises
+            raise _refused(subject, value, "a real number", exc) from exc
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(f"{subject}: expected a real number, got {_describe(value)}")
     if hasattr(value, "__array__") or isinstance(value, (list, tuple)):
@@ -240,6 +293,8 @@ def to_float(value: Any, tag: str, name: str | None = None) -> float:
             return float(value)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{subject}: expected a real number, got {_describe(value)}") from exc
+        except Exception as exc:  # a user's __float__ may raise anything
+            raise _refused(subject, value, "a real number", exc) from exc
     raise TypeError(f"{subject}: expected a real number, got {_describe(value)}")
 
 
@@ -268,9 +323,11 @@ def to_step(step: Any, tag: str) -> int:
         value = int(step)
     elif hasattr(step, "__index__") and not isinstance(step, (float, np.floating)):
         try:
-            value = step.__index__()
+            value = operator.index(step)
         except TypeError as exc:
             raise TypeError(f"{tag!r}: step must be an integer, got {_describe(step)}") from exc
+        except Exception as exc:  # a user's __index__ may raise anything
+            raise _refused(f"{tag!r}: step", step, "an integer", exc) from exc
     else:
         raise TypeError(f"{tag!r}: step must be an integer, got {_describe(step)}")
     if not INT64_MIN <= value <= INT64_MAX:
@@ -288,6 +345,8 @@ def to_walltime(walltime: Any, tag: str) -> float:
         raise TypeError(
             f"{tag!r}: walltime must be a number of seconds, got {_describe(walltime)}"
         ) from exc
+    except Exception as exc:  # a user's __float__ may raise anything
+        raise _refused(f"{tag!r}: walltime", walltime, "a number of seconds", exc) from exc
     if not math.isfinite(value):
         # TensorBoard's default (Rust) loader stops reading a file at a NaN wall time.
         raise ValueError(f"{tag!r}: walltime must be finite, got {value}")

@@ -33,7 +33,15 @@ from ._context import (
     state,
     summary_scope,
 )
-from ._convert import check_int, check_tag, check_text, to_float, to_float32_range, to_step
+from ._convert import (
+    as_list,
+    check_int,
+    check_tag,
+    check_text,
+    to_float,
+    to_float32_range,
+    to_step,
+)
 from ._core import EventWriter
 from ._summaries.audio import audio_clips, audio_value
 from ._summaries.histogram import tf2_histogram_value
@@ -280,7 +288,7 @@ def _serialized_summaries(tensor: Any, label: str) -> list[bytes]:
     if isinstance(items, np.ndarray):
         items = items.reshape(-1).tolist()
     parts = []
-    for i, item in enumerate(items):
+    for i, item in enumerate(as_list(items, label, "tensor")):
         if hasattr(item, "SerializeToString"):
             item = item.SerializeToString()
         if not isinstance(item, (bytes, bytearray)):

@@ -55,6 +55,7 @@ import numpy as np
 from ._context import state, v1_state
 from ._convert import (
     as_array,
+    as_list,
     check_tag,
     check_text,
     parse_message,
@@ -297,7 +298,7 @@ def merge(
         inputs = [inputs]
     merged = proto.Summary()
     seen: set[str] = set()
-    for i, item in enumerate(inputs):
+    for i, item in enumerate(as_list(inputs, "merge" if name is None else name, "inputs")):
         summary = parse_message(
             proto.Summary, _summary_bytes_of(item, f"merge input {i}"), f"merge input {i}"
         )
