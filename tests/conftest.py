@@ -11,8 +11,59 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 EVENT_FILE_INFIX = "tfevents"
+
+# -- hypothesis profiles --------------------------------------------------------------------------
+# "ci": the same examples on every run and every fresh clone (derandomize: a failure in CI fails
+# again locally with HYPOTHESIS_PROFILE=ci; no database, which derandomize makes useless), the
+# failing example's reproduction blob printed, and nothing that depends on timing (no deadline,
+# no too_slow health check: the machine is shared and noisy). "dev" (local default) and "heavy"
+# (NPSUMMARY_HEAVY=1, more examples) draw new examples on each run, so that new cases are still
+# explored; they print the blob too. Precedence: HYPOTHESIS_PROFILE, then NPSUMMARY_HEAVY, then
+# CI. Loaded here, before any test module is imported, because a test's @settings(...) takes
+# every field it does not set (derandomize, print_blob, database) from the profile loaded when
+# it is created. pytest's --hypothesis-profile still wins (the plugin loads it later). Each
+# profile derives from hypothesis's "default", not from whatever hypothesis loaded on import
+# (hypothesis loads its own derandomized "ci" whenever CI is in the environment).
+_BASE = settings.get_profile("default")
+settings.register_profile(
+    "ci",
+    _BASE,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", _BASE, print_blob=True)
+settings.register_profile("heavy", _BASE, print_blob=True, max_examples=1000)
+
+
+def _is_set(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def hypothesis_profile() -> str:
+    """The profile this run uses (see above)."""
+    if os.environ.get("HYPOTHESIS_PROFILE"):
+        return os.environ["HYPOTHESIS_PROFILE"]
+    if _is_set("NPSUMMARY_HEAVY"):
+        return "heavy"
+    return "ci" if _is_set("CI") else "dev"
+
+
+settings.load_profile(hypothesis_profile())
+
+
+def pytest_report_header() -> str:
+    current = settings.default
+    return (
+        f"hypothesis profile {getattr(settings, '_current_profile', '?')!r}: "
+        f"derandomize={current.derandomize}, print_blob={current.print_blob}, "
+        f"database={'none' if current.database is None else 'on'}"
+    )
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
