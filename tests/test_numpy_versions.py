@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 from npsummary import MemorySink, SummaryWriter
-from npsummary import _histogram as H
-from npsummary._image import make_grid
+from npsummary._grid import make_grid
+from npsummary._histogram import bin_rules, binned_histogram
 
 NEW_AUTO = np.lib.NumpyVersion(np.__version__) >= "2.3.0"
 
 
 def test_auto_rule_is_the_installed_numpys() -> None:
-    assert H._auto_floors_fd_at_half_sqrt() is NEW_AUTO
+    assert bin_rules._auto_floors_fd_at_half_sqrt() is NEW_AUTO
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,7 @@ def test_auto_rule_is_the_installed_numpys() -> None:
 )
 def test_auto_bins_match_the_installed_numpy(x: np.ndarray) -> None:
     edges = np.histogram_bin_edges(x, "auto")
-    h = H.binned_histogram(x, "auto", rule_bin_cap=10**9)
+    h = binned_histogram(x, "auto", rule_bin_cap=10**9)
     counts = np.histogram(x, edges)[0]
     nz = np.flatnonzero(counts)
     assert np.array_equal(h.bucket_limit, edges[nz[0] : nz[-1] + 2])

@@ -26,7 +26,8 @@ CORE_TESTS=(
     tests/test_proto.py tests/test_record.py tests/test_wire.py tests/test_sink.py
     tests/test_writer.py tests/test_tf2.py tests/test_tf2_surface.py tests/test_v1.py
     tests/test_histogram.py tests/test_png.py tests/test_image.py tests/test_reliability_reader.py
-    tests/test_convert.py tests/test_numpy_versions.py tests/test_support_matrix.py
+    tests/test_convert.py tests/test_boundary.py tests/test_numpy_versions.py
+    tests/test_support_matrix.py tests/test_frontends_agree.py
 )
 # Test-only dependencies of the core suite (no tensorboard: see the header).
 TEST_DEPS=(pytest hypothesis tensorboardX Pillow matplotlib ml_dtypes)
