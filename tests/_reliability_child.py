@@ -295,6 +295,17 @@ def mp_worker(logdir: str, n: int, close: bool) -> int:
 _KEEP_ALIVE: list[Any] = []
 
 
+def pool_task(logdir: str, i: int) -> int:
+    """One task of a ``multiprocessing.Pool``: log step ``i`` with this worker's writer, opened
+    on its first task and never closed (``flush_secs`` long: nothing is written before exit)."""
+    from npsummary import SummaryWriter
+
+    if not _KEEP_ALIVE:
+        _KEEP_ALIVE.append(SummaryWriter(logdir, max_queue=1000, flush_secs=600))
+    _KEEP_ALIVE[0].add_scalar("task", float(i), i)
+    return os.getpid()
+
+
 # -- other children -------------------------------------------------------------------------------
 
 

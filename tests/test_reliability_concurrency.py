@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from _reliability_child import HEAVY, check_event_file, event_files, mp_worker, report
-from npsummary import SummaryWriter
+from _reliability_child import HEAVY, check_event_file, event_files, mp_worker, pool_task, report
+from npsummary import SummaryWriter, _eventfile, _flusher
 from npsummary import _sink as _events
 
 THREADS = 8
@@ -143,7 +143,7 @@ def test_taken_file_names_are_skipped_never_truncated(tmp_path: Path, monkeypatc
     # names our counter picks next already exist. They must be skipped, not truncated or appended.
     logdir = tmp_path / "run"
     logdir.mkdir()
-    monkeypatch.setattr(_events, "_file_counter", itertools.count(1000))
+    monkeypatch.setattr(_eventfile, "_file_counter", itertools.count(1000))
     now = int(time.time())
     taken = {}
     for second in (now, now + 1, now + 2):
@@ -272,14 +272,15 @@ def test_fork_while_logging_no_hang_no_duplicates(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-@pytest.mark.parametrize("lock", ["sub-run creation", "file naming"])
+@pytest.mark.parametrize("lock", ["sub-run creation", "flusher start"])
 def test_fork_while_another_thread_holds_a_creation_lock(tmp_path: Path, lock: str) -> None:
-    # Another thread is creating a sub-run or an event file at the moment of fork(): the child
-    # inherits that lock held by a thread that does not exist in it, and must not deadlock.
+    # Another thread is creating a sub-run or starting the flusher thread at the moment of
+    # fork(): the child inherits that lock held by a thread that does not exist in it, and must
+    # not deadlock. (Naming a file takes no lock.)
     writer = SummaryWriter(tmp_path / "run")
     held = {
         "sub-run creation": writer.sink._state.children_lock,  # type: ignore[attr-defined]
-        "file naming": _events._counter_lock,
+        "flusher start": _flusher.FLUSHER._lock,
     }[lock]
     taken, release = threading.Event(), threading.Event()
 
@@ -309,3 +310,217 @@ def test_fork_while_another_thread_holds_a_creation_lock(tmp_path: Path, lock: s
     writer.close()
     assert code == 0
     assert len(event_files(str(tmp_path / "other"))) == 1
+
+
+# -- close() racing other threads' calls ---------------------------------------------------------
+
+
+class _Caller:
+    """A thread that makes one logging call at a time on request and reports how it ended."""
+
+    def __init__(self, sink: Any) -> None:
+        import queue
+
+        self.sink = sink
+        self.requests: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+        self.outcomes: dict[int, str] = {}
+        self.done: dict[int, threading.Event] = {}
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while (step := self.requests.get()) is not None:
+            try:
+                self.sink.write(_scalar_event("racer", step))
+                self.outcomes[step] = "ok"
+            except Exception as exc:
+                self.outcomes[step] = f"{type(exc).__name__}: {exc}"
+            self.done[step].set()
+
+    def call(self, step: int, wait: float) -> None:
+        self.done[step] = threading.Event()
+        self.requests.put(step)
+        self.done[step].wait(wait)  # it may block on a lock close() holds: go on after a while
+
+    def stop(self) -> None:
+        self.requests.put(None)
+        self.thread.join(30)
+
+
+def _scalar_event(tag: str, step: int) -> bytes:
+    from npsummary._format.wire import encode_event, encode_summary
+    from npsummary._summaries.scalar import scalar_value
+
+    return encode_event(1.0, step, encode_summary([scalar_value(tag, float(step))]))
+
+
+def test_close_racing_another_threads_calls_loses_nothing(tmp_path: Path) -> None:
+    # Another thread logs at every line close() executes (issue 13, item 4), through the sink an
+    # add_scalar() already holds when close() begins. A call that returned before close()
+    # returned is in the file; a later one is refused with a ValueError naming the closed file;
+    # close() itself raises nothing on a healthy disk.
+    import sys
+
+    logdir = tmp_path / "run"
+    w = SummaryWriter(logdir, flush_secs=3600, max_queue=1000)
+    w.add_scalar("racer", -1.0, 0)
+    caller = _Caller(w.sink)
+    step = itertools.count(1)
+    returned_before_close: list[int] = []
+    package = os.path.dirname(_events.__file__) + os.sep
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        if not frame.f_code.co_filename.startswith(package):
+            return None
+
+        def line(frame: Any, event: str, arg: Any) -> Any:
+            if event == "line":
+                caller.call(next(step), wait=0.02)
+            return line
+
+        return line
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        w.close()
+    finally:
+        sys.settrace(previous)
+    returned_before_close = [s for s, outcome in caller.outcomes.items() if outcome == "ok"]
+    caller.call(next(step), wait=30)  # after close() returned: refused
+    caller.stop()
+    assert all(e.is_set() for e in caller.done.values())
+    refused = {s: o for s, o in caller.outcomes.items() if o != "ok"}
+    assert all(o.startswith("ValueError") and "closed" in o for o in refused.values()), refused
+    logged = sorted(s for s, o in caller.outcomes.items() if o == "ok")
+    found = sorted(
+        s for path in event_files(str(logdir)) for s in check_event_file(path).steps("racer")
+    )
+    assert found == [0, *logged]
+    assert set(returned_before_close) <= set(found)
+    report("concurrency.close_race_every_line", calls=len(caller.outcomes), refused=len(refused))
+
+
+def test_close_while_threads_log(tmp_path: Path) -> None:
+    rounds = 40 if HEAVY else 10
+    accepted = refused = 0
+    for r in range(rounds):
+        logdir = tmp_path / f"run{r}"
+        w = SummaryWriter(logdir, flush_secs=3600, max_queue=1000)
+        start = threading.Barrier(5)
+        outcomes: list[list[tuple[int, str]]] = [[] for _ in range(4)]
+
+        def hammer(
+            k: int, w: SummaryWriter = w, outcomes: Any = outcomes, start: Any = start
+        ) -> None:
+            start.wait()
+            for i in range(400):
+                step = k * 10_000 + i
+                try:
+                    w.add_scalar("t", float(step), step)
+                    outcomes[k].append((step, "ok"))
+                except ValueError as exc:
+                    assert "closed" in str(exc)
+                    outcomes[k].append((step, "refused"))
+
+        threads = [threading.Thread(target=hammer, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        start.wait()
+        threading.Event().wait(random.random() * 0.003)
+        w.close()  # must not raise: the disk is healthy
+        for t in threads:
+            t.join(60)
+        w.close()
+        ok = sorted(s for out in outcomes for s, o in out if o == "ok")
+        found = sorted(
+            s for path in event_files(str(logdir)) for s in check_event_file(path).steps("t")
+        )
+        assert found == ok
+        accepted += len(ok)
+        refused += sum(o == "refused" for out in outcomes for _s, o in out)
+    report("concurrency.close_while_logging", rounds=rounds, accepted=accepted, refused=refused)
+
+
+# -- multiprocessing.Pool: workers are terminated with SIGTERM -----------------------------------
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+@pytest.mark.parametrize("ending", ["with-pool", "close-join"])
+def test_pool_workers_keep_their_records(tmp_path: Path, method: str, ending: str) -> None:
+    # ``with Pool() as pool:`` ends with terminate(): SIGTERM to every worker, which skips every
+    # exit hook (issue 13, item 6). Records a worker logged must reach its file all the same.
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"{method} not available")
+    logdir = str(tmp_path / "run")
+    tasks = 100
+    ctx = multiprocessing.get_context(method)
+    if ending == "with-pool":
+        with ctx.Pool(2) as pool:
+            pids = pool.starmap(pool_task, [(logdir, i) for i in range(tasks)])
+    else:
+        pool = ctx.Pool(2)
+        pids = pool.starmap(pool_task, [(logdir, i) for i in range(tasks)])
+        pool.close()
+        pool.join()
+    found = sorted(s for path in event_files(logdir) for s in check_event_file(path).steps("task"))
+    assert found == list(range(tasks)), f"{tasks - len(found)} of {tasks} records lost"
+    report(f"concurrency.pool.{method}.{ending}", workers=len(set(pids)), records=tasks)
+
+
+SIGTERM_SCRIPT = """
+import glob, os, signal, sys
+from npsummary import SummaryWriter
+from npsummary._format.record import iter_records
+mode, logdir = sys.argv[1], sys.argv[2]
+
+def previous_handler(signum, frame):
+    (path,) = glob.glob(os.path.join(logdir, "events.*"))
+    with open(os.path.join(logdir, "..", "chained"), "w") as out:
+        out.write(str(len(list(iter_records(open(path, "rb").read())))))
+    sys.exit(3)
+
+if mode == "chain":
+    signal.signal(signal.SIGTERM, previous_handler)
+elif mode == "ignore":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+w = SummaryWriter(logdir, flush_secs=600, max_queue=1000)
+for i in range(50):
+    w.add_scalar("x", float(i), i)
+os.kill(os.getpid(), signal.SIGTERM)
+w.add_scalar("x", 50.0, 50)
+w.close()
+print("survived")
+"""
+
+
+@pytest.mark.parametrize("mode", ["default", "chain", "ignore"])
+def test_sigterm_writes_pending_records_then_does_what_it_did_before(
+    tmp_path: Path, mode: str
+) -> None:
+    # SIGTERM writes what is pending, then the handler that was there before runs: the default
+    # action still terminates by SIGTERM, a user's handler is called (and sees the records on
+    # disk), SIG_IGN is left alone.
+    import signal
+    import subprocess
+    import sys
+
+    logdir = tmp_path / "run"
+    out = subprocess.run(
+        [sys.executable, "-c", SIGTERM_SCRIPT, mode, str(logdir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (path,) = event_files(str(logdir))
+    steps = check_event_file(path).steps("x")
+    if mode == "default":
+        assert out.returncode == -signal.SIGTERM, out.stderr
+        assert steps == list(range(50))
+    elif mode == "chain":
+        assert out.returncode == 3, out.stderr
+        assert (tmp_path / "chained").read_text() == "51"  # file_version + 50, before chaining
+        assert steps == list(range(50))
+    else:
+        assert out.returncode == 0 and "survived" in out.stdout, out.stderr
+        assert steps == list(range(51))

@@ -30,10 +30,9 @@ from typing import Any
 
 import pytest
 
-from _reliability_child import CHILD, FaultyOS, check_event_file, event_files, report
+from _reliability_child import CHILD, HEAVY, FaultyOS, check_event_file, event_files, report
 from conftest import wait_for
-from npsummary import EventWriteError, FileSink, SummaryWriter
-from npsummary import _sink as _events
+from npsummary import EventWriteError, FileSink, SummaryWriter, _eventfile
 from npsummary._format.wire import encode_event
 
 
@@ -141,14 +140,14 @@ def test_full_disk_memory_bounded_and_no_record_lost_silently(tmp_path: Path) ->
 
 def test_full_disk_does_not_retry_on_every_call(tmp_path: Path, monkeypatch: Any) -> None:
     attempts = 0
-    real_append = _events._FileState._append
+    real_append = _eventfile.EventFile._append
 
     def counting_append(self: Any, payloads: list[bytes], *, fsync: bool) -> None:
         nonlocal attempts
         attempts += 1
         real_append(self, payloads, fsync=fsync)
 
-    monkeypatch.setattr(_events._FileState, "_append", counting_append)
+    monkeypatch.setattr(_eventfile.EventFile, "_append", counting_append)
     with FaultyOS(tmp_path) as faults:
         w = SummaryWriter(tmp_path / "run", max_queue=10, flush_secs=3600)
         faults.budget = 0
@@ -398,3 +397,135 @@ def test_logdir_replaced_by_a_file_fails_every_call_without_hanging(tmp_path: Pa
         w.close()
     assert "1 record" in str(info.value)
     w.close()  # idempotent once closed
+
+
+# -- exceptions other than OSError while writing ------------------------------------------------
+
+
+def _steps_in_file(path: str) -> list[int]:
+    return [e.step for e in check_event_file(path).events[1:]]
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs setitimer")
+def test_keyboard_interrupt_during_flush_loses_nothing(tmp_path: Path) -> None:
+    # Ctrl-C lands at a random moment of a long flush(): the records not yet written stay
+    # pending, nothing is written twice, and the next flush() writes them (issue 13, item 3).
+    import random
+    import signal
+
+    from npsummary._format.record import iter_records
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    rng = random.Random(13)
+    rounds, per_round = (40, 50_000) if HEAVY else (12, 4_000)
+    sink = FileSink(tmp_path / "run", flush_secs=3600, max_queue=10**9)
+    payload = _payload(0)
+    for _ in range(per_round):  # how long does one flush take here?
+        sink.write(payload)
+    start = time.perf_counter()
+    sink.flush()
+    duration = time.perf_counter() - start
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    interrupted = 0
+    try:
+        for r in range(1, rounds):
+            for i in range(r * per_round, (r + 1) * per_round):
+                sink.write(_payload(i) if i % 997 == 0 else payload)
+            try:
+                signal.setitimer(signal.ITIMER_REAL, max(1e-5, rng.random() * duration))
+                sink.flush()
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            except KeyboardInterrupt:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                interrupted += 1
+            sink.flush()  # not interrupted: everything logged so far is now in the file
+            records = list(iter_records(Path(sink.path).read_bytes()))
+            assert len(records) == 1 + (r + 1) * per_round, (r, len(records))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        sink.close()
+    # Nothing reordered either: the marked records are where they were logged.
+    marked = [i for i, rec in enumerate(records[1:]) if rec != payload]
+    assert marked == [i for i in range(per_round, rounds * per_round) if i % 997 == 0]
+    assert interrupted >= rounds // 3, interrupted
+    report(
+        "faults.interrupted_flush",
+        rounds=rounds - 1,
+        interrupted=interrupted,
+        records=rounds * per_round,
+    )
+
+
+@pytest.mark.parametrize("partial", [False, True], ids=["before-write", "mid-write"])
+def test_any_exception_while_writing_keeps_the_records(
+    tmp_path: Path, monkeypatch: Any, partial: bool
+) -> None:
+    # MemoryError (or any non-OSError) from the write itself, possibly after part of the batch
+    # reached the file: the file is cut back, the records stay pending and are written later.
+    sink = FileSink(tmp_path / "run", flush_secs=3600, max_queue=10**9)
+    fd = sink._state.fd
+    real_write = os.write
+    calls = 0
+
+    def failing_write(target: int, data: Any) -> int:
+        nonlocal calls
+        if target != fd:
+            return int(real_write(target, data))
+        calls += 1
+        if partial and calls == 1:
+            return int(real_write(target, memoryview(data)[: len(data) // 2]))
+        raise MemoryError("injected")
+
+    for i in range(100):
+        sink.write(_payload(i))
+    monkeypatch.setattr(os, "write", failing_write)
+    with pytest.raises(MemoryError):
+        sink.flush()
+    monkeypatch.setattr(os, "write", real_write)
+    sink.write(_payload(100))
+    sink.close()
+    assert _steps_in_file(sink.path) == list(range(101))
+
+
+# -- add_scalars is all or nothing ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code", [errno.EMFILE, errno.EACCES, errno.EEXIST])
+@pytest.mark.parametrize("existing", [True, False], ids=["others-exist", "all-new"])
+def test_add_scalars_writes_nothing_when_a_subrun_cannot_be_created(
+    tmp_path: Path, monkeypatch: Any, code: int, existing: bool
+) -> None:
+    # The third sub-run cannot be created: the call raises and the first two keys are not
+    # written either (issue 13, item 9). Once the cause is gone the same call logs all three.
+    w = SummaryWriter(tmp_path / "run", flush_secs=3600, max_queue=1000)
+    if existing:
+        w.add_scalars("m", {"a": 0.0, "b": 0.0}, 0)
+    real_open = os.open
+
+    def refusing_open(path: Any, flags: int, mode: int = 0o777, **kw: Any) -> int:
+        if f"{os.sep}m_c{os.sep}" in os.fspath(path):
+            raise OSError(code, os.strerror(code), os.fspath(path))
+        return int(real_open(path, flags, mode, **kw))
+
+    blocker = tmp_path / "run" / "m_c"
+    if code == errno.EEXIST:
+        blocker.write_bytes(b"")  # a file where the sub-run's directory must go
+    else:
+        monkeypatch.setattr(os, "open", refusing_open)
+    with pytest.raises(OSError) as info:
+        w.add_scalars("m", {"a": 1.0, "b": 2.0, "c": 3.0}, 1)
+    assert info.value.errno == code
+    monkeypatch.setattr(os, "open", real_open)
+    if code == errno.EEXIST:
+        blocker.unlink()
+    w.add_scalars("m", {"a": 1.5, "b": 2.5, "c": 3.5}, 2)
+    w.close()
+    run = tmp_path / "run"
+    for key in "ab":
+        (path,) = event_files(str(run / f"m_{key}"))
+        assert check_event_file(path).steps("m") == ([0, 2] if existing else [2])
+    (path,) = event_files(str(run / "m_c"))
+    assert check_event_file(path).steps("m") == [2]

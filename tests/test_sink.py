@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import event_files, only_event_file, raw_records, read_events, wait_for
-from npsummary import EventSink, EventWriteError, FileSink, MemorySink, SummaryWriter
+from npsummary import EventSink, EventWriteError, FileSink, MemorySink, SummaryWriter, _eventfile
 from npsummary import _sink as _events
 from npsummary._format.record import frame_record, iter_records
 from npsummary._format.wire import encode_event
@@ -49,8 +49,8 @@ def file_records(path: Path) -> list[bytes]:
 def frozen_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every new event file is created in the same second; the counter restarts at 0."""
     clock = types.SimpleNamespace(time=lambda: FROZEN, monotonic=time.monotonic)
-    monkeypatch.setattr(_events, "time", clock)
-    monkeypatch.setattr(_events, "_file_counter", itertools.count())
+    monkeypatch.setattr(_eventfile, "time", clock)
+    monkeypatch.setattr(_eventfile, "_file_counter", itertools.count())
 
 
 def run_script(code: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -253,11 +253,15 @@ def test_records_beyond_pending_bound_are_written_not_dropped(logdir: Path) -> N
 
 
 def test_unclosed_sink_is_flushed_when_collected(logdir: Path) -> None:
+    # The collector only hands the file to the background thread (a finalizer takes no lock and
+    # does no I/O), which writes and closes it soon after.
     sink = FileSink(logdir, flush_secs=1000, max_queue=1000)
     path = Path(sink.path)
+    state = sink._state
     sink.write(event(7))
     del sink
     gc.collect()
+    assert wait_for(lambda: state.closed)
     assert steps_in(path) == [7]
 
 

@@ -35,6 +35,7 @@ import weakref
 from collections import deque
 from typing import Any
 
+from ._eventfile import next_counter as _next_counter
 from ._format.record import frame_record
 from ._format.wire import encode_file_version_event
 from ._remote import Location
@@ -45,7 +46,6 @@ from ._sink import (
     EventWriteError,
     Flusher,
     PendingState,
-    _next_counter,
     check_run_name,
     hostname,
     install_exit_hooks,
@@ -255,7 +255,8 @@ class SegmentSink:
         self._children: dict[str, SegmentSink] = {}
         self._children_lock = threading.Lock()
         _UPLOADER.register(self._state)
-        self._finalizer = weakref.finalize(self, self._state.close)
+        # Only enqueues: a finalizer runs wherever the GC does and must take no lock (_flusher).
+        self._finalizer = weakref.finalize(self, _UPLOADER.retire, self._state)
 
     def _upload_header(self) -> None:
         state = self._state
