@@ -25,8 +25,7 @@ from conftest import (
     read_scalars,
     scalar_values,
 )
-from npsummary import FileSink, MemorySink, SummaryWriter, proto
-from npsummary import _sink as _events
+from npsummary import FileSink, MemorySink, SummaryWriter, _eventfile, proto
 
 # --- value kinds ----------------------------------------------------------------------------
 
@@ -339,9 +338,58 @@ def test_add_scalars_keys_cannot_escape_logdir(tmp_path: Path) -> None:
         parent = path.parent.relative_to(logdir)
         assert len(parent.parts) <= 1
     runs = {p.parent.name for p in files if p.parent != logdir}
-    assert runs == {"m_x_y", "m_..", "m_.._.._escape", "m__abs", "m_b_c", "m_", ".._.", ".._up_k"}
-    assert scalar_values(read_scalars(logdir / "m_x_y")["m"]) == [(1, 1.0)]
+    assert runs == {
+        "m_x%2Fy",
+        "m_..",
+        "m_..%2F..%2Fescape",
+        "m_%2Fabs",
+        "m_b%5Cc",
+        "m_",
+        ".._.",
+        ".._up_k",
+    }
+    assert scalar_values(read_scalars(logdir / "m_x%2Fy")["m"]) == [(1, 1.0)]
     assert scalar_values(read_scalars(logdir / ".._up_k")["../up"]) == [(1, 8.0)]
+
+
+def test_add_scalars_keys_differing_by_slash_or_underscore_stay_apart(logdir: Path) -> None:
+    # "train/a" and "train_a" are two curves: two sub-runs, each with one value per step (issue
+    # 13, item 8). A "/" in a key is written %2F, as in a URL; a key without "/", "\\", NUL or
+    # a "%" followed by two hex digits keeps the tensorboardX name <main_tag>_<key>.
+    keys = {"train/a": 1.0, "train_a": 2.0, "b\\c": 3.0, "b_c": 4.0, "p%2Fq": 5.0, "p/q": 6.0}
+    with SummaryWriter(logdir) as writer:
+        for step in range(3):
+            writer.add_scalars("loss", {k: v + step for k, v in keys.items()}, step)
+    runs = {
+        "loss_train%2Fa": 1.0,
+        "loss_train_a": 2.0,
+        "loss_b%5Cc": 3.0,
+        "loss_b_c": 4.0,
+        "loss_p%252Fq": 5.0,
+        "loss_p%2Fq": 6.0,
+    }
+    assert sorted(p.name for p in logdir.iterdir() if p.is_dir()) == sorted(runs)
+    for run, value in runs.items():
+        assert scalar_values(read_scalars(logdir / run)["loss"]) == [
+            (s, value + s) for s in range(3)
+        ]
+
+
+# Keys made of the pieces a sub-run name must encode, so that near-collisions are common.
+_KEY_PIECES = st.sampled_from(["/", "_", "\\", "%", "%2F", "%5c", "\x00", "a", "."])
+_KEYS = st.lists(_KEY_PIECES, max_size=4).map("".join) | st.text(
+    st.characters(blacklist_categories=["Cs"]), max_size=8
+)
+
+
+@given(st.lists(_KEYS, min_size=2, max_size=8, unique=True))
+def test_add_scalars_distinct_keys_get_distinct_subruns(keys: list[str]) -> None:
+    sink = MemorySink()
+    writer = SummaryWriter(sink)
+    writer.add_scalars("m", {k: 1.0 for k in keys}, 0)
+    assert len(sink.children) == len(keys)
+    for name in sink.children:
+        assert len(sink.children[name].payloads) == 1
 
 
 def test_add_scalars_bad_value_writes_nothing(logdir: Path) -> None:
@@ -366,8 +414,8 @@ def test_add_scalars_with_memory_sink() -> None:
     writer = SummaryWriter(sink)
     writer.add_scalars("m", {"a": 1.0, "b/c": 2.0}, 4, walltime=3.0)
     assert sink.payloads == []
-    assert sorted(sink.children) == ["m_a", "m_b_c"]
-    event = proto.Event.FromString(sink.children["m_b_c"].payloads[0])
+    assert sorted(sink.children) == ["m_a", "m_b%2Fc"]
+    event = proto.Event.FromString(sink.children["m_b%2Fc"].payloads[0])
     assert (event.step, event.wall_time, event.summary.value[0].tag) == (4, 3.0, "m")
     writer.close()
     assert sink.closed and all(c.closed for c in sink.children.values())
@@ -499,7 +547,7 @@ class SteppedClock:
 
 
 def test_purge_step_hides_orphaned_steps(logdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_events, "time", SteppedClock())
+    monkeypatch.setattr(_eventfile, "time", SteppedClock())
     with SummaryWriter(logdir) as crashed:
         for step in range(10):
             crashed.add_scalar("loss", float(step), step)

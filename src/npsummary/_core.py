@@ -34,6 +34,7 @@ __all__ = [
     "SinkOptions",
     "WriterHandle",
     "safe_run_name",
+    "subrun_name",
 ]
 
 
@@ -142,6 +143,21 @@ def safe_run_name(name: str) -> str:
         head = encoded[: _MAX_RUN_NAME_BYTES - 17].decode("utf-8", errors="ignore")
         cleaned = f"{head}~{digest}"
     return cleaned
+
+
+def subrun_name(main_tag: str, key: str) -> str:
+    """The sub-run directory ``add_scalars(main_tag, {key: ...})`` writes ``key`` to.
+
+    ``<main_tag>_<key>``, as tensorboardX names it, made one safe path component by
+    :func:`safe_run_name`. Distinct keys get distinct names: a ``/``, ``\\`` or NUL in ``key`` is
+    written ``%2F``, ``%5C``, ``%00`` (so ``"train/a"`` and ``"train_a"`` stay two curves), and a
+    ``%`` followed by two hex digits is written ``%25``; any other key is kept as it is.
+    """
+    if "/" in key or "\\" in key or "\x00" in key or "%" in key:
+        import re
+
+        key = re.sub(r"%(?=[0-9A-Fa-f]{2})|[/\\\x00]", lambda m: f"%{ord(m[0]):02X}", key)
+    return safe_run_name(f"{main_tag}_{key}")
 
 
 class EventWriter:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ._convert import check_tag, check_text, to_float, to_float32_range
-from ._core import safe_run_name
+from ._core import subrun_name
 from ._summaries.scalar import torch_scalar_value
 from ._tbx_base import TbxWriterBase
 from ._types import ScalarLike, StepLike
@@ -121,7 +121,8 @@ class ScalarMethods(TbxWriterBase):
     ) -> None:
         """Log several scalars as one chart: each key becomes the sub-run ``<main_tag>_<key>``
         (torch's naming; tensorboardX nests ``<main_tag>/<key>``), each value a ``simple_value``
-        tagged ``main_tag``.
+        tagged ``main_tag``. Sub-run names come from :func:`~npsummary._core.subrun_name`: a
+        ``/`` in a key is written ``%2F``, so distinct keys never share a sub-run.
 
         Args:
           main_tag: the chart's name (the tag in every sub-run).
@@ -130,6 +131,7 @@ class ScalarMethods(TbxWriterBase):
 
         Raises:
           TypeError, ValueError: bad input; every value is checked before anything is written.
+          OSError: a sub-run could not be created; nothing was written.
         """
         main_tag, step, wall = self._resolve(main_tag, global_step, walltime)
         if not isinstance(tag_scalar_dict, dict):
@@ -142,6 +144,8 @@ class ScalarMethods(TbxWriterBase):
             key = check_tag(key, f"{main_tag!r}: key of tag_scalar_dict")
             values.append((key, to_float32_range(to_float(value, f"{main_tag}/{key}"))))
         writer = self._get_writer()
-        for key, value in values:
-            child = writer.child(safe_run_name(f"{main_tag}_{key}"))
+        # Every sub-run is opened before any is written: a sub-run that cannot be created (EACCES,
+        # EMFILE, ...) fails the call before it logged anything.
+        children = [(writer.child(subrun_name(main_tag, key)), value) for key, value in values]
+        for child, value in children:
             child.write_simple_scalar(main_tag, value, step, wall)
