@@ -28,12 +28,14 @@ __all__ = [
     "INT64_MIN",
     "as_array",
     "as_list",
+    "as_native_array",
     "as_real_array",
     "check_choice",
     "check_int",
     "check_tag",
     "check_text",
     "parse_message",
+    "real_dtype",
     "serialized_message",
     "tagged",
     "to_duration",
@@ -200,9 +202,11 @@ def as_array(value: Any, tag: str, name: str | None = None) -> np.ndarray:
     ``name``. Torch tensors that require grad refuse ``__array__``; like every logger, we log
     their data.
     """
-    if isinstance(value, np.ndarray):
+    if type(value) is np.ndarray:
         return value
     try:
+        # Subclasses (np.matrix, masked arrays) become plain arrays: every front end then sees
+        # the same data, whatever a subclass does to shapes and scalars.
         return np.asarray(value)
     except MemoryError:
         raise
@@ -250,6 +254,30 @@ def as_list(value: Any, tag: str, name: str) -> list[Any]:
         raise _refused(f"{tag!r}: {name}", value, "a sequence", exc) from exc
 
 
+def real_dtype(dtype: np.dtype) -> np.dtype | None:
+    """The NumPy dtype an extension numeric dtype is read as, or ``None`` for any other dtype.
+
+    Extension dtypes are those registered outside NumPy whose values NumPy can cast to float64
+    exactly: ml_dtypes' ``bfloat16``, ``float8_*``, ``float4_*``, ``int4``... (JAX's, and what a
+    torch bfloat16 tensor becomes). They are read as float32 (float64 if float32 cannot hold them).
+    """
+    if (
+        dtype.isbuiltin == 2
+        and dtype.fields is None
+        and dtype.subdtype is None
+        and np.can_cast(dtype, np.float64)
+    ):
+        return np.dtype(np.float32 if np.can_cast(dtype, np.float32) else np.float64)
+    return None
+
+
+def as_native_array(value: Any, tag: str, name: str | None = None) -> np.ndarray:
+    """:func:`as_array`, with an extension numeric dtype (:func:`real_dtype`) read as float."""
+    array = as_array(value, tag, name)
+    target = real_dtype(array.dtype)
+    return array if target is None else array.astype(target)
+
+
 def to_float(value: Any, tag: str, name: str | None = None) -> float:
     """Return a scalar value as a Python float, or raise naming ``tag``.
 
@@ -260,6 +288,8 @@ def to_float(value: Any, tag: str, name: str | None = None) -> float:
     subject = repr(tag) if name is None else f"{tag!r}: {name}"
     if type(value) is float:
         return value
+    if isinstance(value, (np.timedelta64, np.datetime64)):  # a duration or date is no value
+        raise TypeError(f"{subject}: expected a real number, got {_describe(value)}")
     if isinstance(value, (numbers.Real, np.number, np.bool_)) and not isinstance(
         value, (np.complexfloating, complex)
     ):
@@ -283,7 +313,7 @@ def to_float(value: Any, tag: str, name: str | None = None) -> float:
                 f"{subject}: expected a scalar (a single value), "
                 f"got an array of shape {array.shape}"
             )
-        if array.dtype.kind not in "biuf":
+        if array.dtype.kind not in "biuf" and real_dtype(array.dtype) is None:
             raise TypeError(
                 f"{subject}: expected a real number, got an array of dtype {array.dtype}"
             )
@@ -341,6 +371,8 @@ def to_walltime(walltime: Any, tag: str) -> float:
         return time.time()
     try:
         value = float(walltime)
+    except OverflowError:
+        value = math.inf  # an int beyond float64: refused below as not finite
     except (TypeError, ValueError) as exc:
         raise TypeError(
             f"{tag!r}: walltime must be a number of seconds, got {_describe(walltime)}"

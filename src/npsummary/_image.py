@@ -87,9 +87,10 @@ def as_image_array(data: object) -> np.ndarray:
             if str(getattr(data, "dtype", "")) == "torch.bfloat16":
                 data = data.float()  # type: ignore[attr-defined]
         arr = np.asarray(data)
-    if arr.dtype.kind == "V" and arr.dtype.name.startswith(("bfloat16", "float8", "float4")):
-        arr = arr.astype(np.float32)  # ml_dtypes (JAX) low-precision floats
-    return arr
+    from ._convert import real_dtype  # here: this module also loads on its own (tests)
+
+    target = real_dtype(arr.dtype)  # ml_dtypes (JAX) bfloat16, float8...: read as float32
+    return arr if target is None else arr.astype(target)
 
 
 def who(kind: str, tag: str) -> str:
@@ -308,7 +309,7 @@ def tf1_normalize_image(
         )
     if arr.dtype == np.uint8:
         return arr
-    if arr.dtype not in (np.float16, np.float32, np.float64):
+    if arr.dtype.kind != "f" or arr.dtype.itemsize not in (2, 4, 8):  # either byte order
         raise TypeError(
             f"{who('image', tag)}: TF1 image summaries accept uint8, float16, float32 or "
             f"float64, got {arr.dtype}"

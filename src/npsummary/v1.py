@@ -59,6 +59,7 @@ from ._convert import (
     check_tag,
     check_text,
     parse_message,
+    real_dtype,
     serialized_message,
     to_float,
     to_float32_range,
@@ -199,7 +200,7 @@ def histogram(
 
     tag = _summary_tag(name, family)
     array = as_array(values, tag)
-    if array.dtype.kind not in "biuf":
+    if array.dtype.kind not in "biuf" and real_dtype(array.dtype) is None:
         raise TypeError(f"{tag!r}: histogram values must be real numbers, got {array.dtype}")
     h = tf1_histogram(array, exact_sum=True)
     if h.nonfinite.nan:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ._convert import (
     as_array,
+    as_native_array,
     check_int,
     check_text,
     tagged,
@@ -303,7 +304,7 @@ class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods, PluginMethods):
           TypeError, ValueError: bad input, naming the tag.
         """
         tag, step, wall = self._resolve(tag, global_step, walltime)
-        sound = as_array(snd_tensor, tag)
+        sound = as_native_array(snd_tensor, tag)
         if sound.ndim == 1 or (sound.ndim == 2 and sound.shape[0] == 1):
             sound = sound.reshape(-1, 1)
         if sound.ndim != 2:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array, check_int, tagged
+from .._convert import as_native_array, check_int, tagged
 from .._format.wav import encode_wav
 from .._format.wire import encode_value
 from .metadata import AUDIO_CONTENT_WAV, PLUGIN_AUDIO, metadata_bytes
@@ -30,7 +30,7 @@ _AUDIO_FIELD = 6
 
 def audio_clips(data: Any, max_outputs: Any, tag: str) -> np.ndarray:
     """Validate ``[k, t, c]`` audio and return its first ``max_outputs`` clips."""
-    array = as_array(data, tag)
+    array = as_native_array(data, tag)
     if array.ndim != 3 or array.shape[2] == 0:
         raise ValueError(
             f"{tag!r}: audio must have shape [k, t, c] with c >= 1, got shape {array.shape}"

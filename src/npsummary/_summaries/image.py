@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array, check_int
+from .._convert import as_array, as_native_array, check_int
 from .._format.png import encode_png
 from .._format.wire import encode_value
 from .metadata import DT_STRING, PLUGIN_IMAGES, metadata_bytes
@@ -105,20 +105,22 @@ def tf1_image_values(tag: str, data: Any, max_outputs: Any) -> list[bytes]:
     (c = 1, 3 or 4); uint8 is stored as is, floats are normalised per image as TF1 does."""
     from .._image import tf1_normalize_image
 
-    array = as_array(data, tag)
+    array = as_native_array(data, tag)
     if array.ndim != 4 or array.shape[-1] not in (1, 3, 4):
         raise ValueError(
             f"{tag!r}: images must have shape [k, h, w, c] with c in (1, 3, 4), "
             f"got shape {array.shape}"
         )
-    if array.dtype != np.uint8 and array.dtype.kind != "f":
+    if array.dtype.kind != "f" and array.dtype != np.uint8:
         raise TypeError(f"{tag!r}: images must be uint8 or floating point, got {array.dtype}")
+    if array.dtype.kind == "f" and array.dtype.itemsize > 8:
+        array = array.astype(np.float64)  # long double: no TF dtype, read as float64
     count = check_int(max_outputs, "max_outputs", tag=tag, minimum=1)
     if array.shape[1] < 1 or array.shape[2] < 1:
         raise ValueError(f"{tag!r}: images must be at least 1x1 pixels, got shape {array.shape}")
     values = []
     for i in range(min(count, array.shape[0])):
-        pixels = array[i] if array.dtype == np.uint8 else tf1_normalize_image(array[i])
+        pixels = array[i] if array.dtype == np.uint8 else tf1_normalize_image(array[i], tag=tag)
         values.append(
             legacy_image_value(f"{tag}/image/{i}" if count > 1 else f"{tag}/image", pixels)
         )

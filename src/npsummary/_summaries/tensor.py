@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array
+from .._convert import as_array, real_dtype
 from .._format.wire import encode_value
 from .metadata import DT_STRING, DTYPE_NUMBERS
 
@@ -107,4 +107,5 @@ def as_tensor_array(tensor: Any, tag: str) -> np.ndarray:
                 array = array.astype(np.int32)
     if array.dtype.kind in "SUO":
         return string_array(array, tag)
-    return array
+    target = real_dtype(array.dtype)  # bfloat16, float8...: stored as float32
+    return array if target is None else array.astype(target)
