@@ -244,3 +244,52 @@ def test_unmerged_summaries_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None
         for i in range(8):
             v1.scalar(f"s{i}", i)
     assert [v.tag for v in values(v1.merge_all())] == ["s3", "s4", "s5", "s6", "s7"]
+
+
+def _text_metadata_flags(path: Path) -> list[bool]:
+    return [
+        v.HasField("metadata")
+        for e in read_events(path)
+        for v in e.summary.value
+        if v.tag.startswith("note")
+    ]
+
+
+def test_file_writer_sends_metadata_again_in_every_new_file(tmp_path: Path) -> None:
+    # Metadata is stripped per file, not per writer (issue 13, item 7): after the logdir is
+    # removed (the sink starts a new file) or after reopen(), the first value of a tag in the new
+    # file carries its metadata again, or TensorBoard shows nothing for it.
+    import shutil
+
+    from npsummary import EventWriteError
+
+    logdir = tmp_path / "run"
+    writer = v1.FileWriter(str(logdir))
+    writer.add_summary(v1.text("note", "one"), 1)
+    writer.add_summary(v1.text("note", "two"), 2)
+    writer.flush()
+    (first,) = event_files(logdir)
+    assert _text_metadata_flags(first) == [True, False]
+    shutil.rmtree(logdir)
+    writer.add_summary(v1.text("note", "three"), 3)
+    with pytest.raises(EventWriteError):  # ENOENT, once: logging goes on in a new file
+        writer.flush()
+    writer.add_summary(v1.text("note", "four"), 4)
+    writer.flush()
+    (second,) = event_files(logdir)
+    assert _text_metadata_flags(second) == [True, False]
+    writer.close()
+    writer.reopen()
+    writer.add_summary(v1.text("note", "five"), 5)
+    writer.close()
+    third = next(p for p in event_files(logdir) if p != second)
+    assert _text_metadata_flags(third) == [True]
+
+
+def test_file_writer_refused_summary_marks_nothing_sent(tmp_path: Path) -> None:
+    writer = v1.FileWriter(str(tmp_path / "run"))
+    with pytest.raises(TypeError):
+        writer.add_summary(v1.text("note", "refused"), 1.5)  # type: ignore[arg-type]
+    writer.add_summary(v1.text("note", "kept"), 2)
+    writer.close()
+    assert _text_metadata_flags(event_files(tmp_path / "run")[0]) == [True]

@@ -69,7 +69,8 @@ class FileWriter(ClosingContext):
         self._writer: EventWriter | None = None
         self._closed = False
         self._warned = False
-        self._seen_tags: set[str] = set()
+        self._seen_tags: set[str] = set()  # tags whose metadata went to the file _seen_file
+        self._seen_file: str | None = None
         if filename_suffix:
             self._get_writer()  # TF1 creates a suffixed file at once
         if graph is not None or graph_def is not None:
@@ -116,6 +117,7 @@ class FileWriter(ClosingContext):
         if summary is None:
             return
         parsed = parse_message(proto.Summary, serialized_message(summary, "summary"), "summary")
+        self._follow_file()
         first_seen: set[str] = set()
         for value in parsed.value:
             if value.tag in self._seen_tags or value.tag in first_seen:
@@ -126,6 +128,18 @@ class FileWriter(ClosingContext):
         event.summary.CopyFrom(parsed)
         if self._write(event, global_step):  # tags count as sent only once written
             self._seen_tags |= first_seen
+
+    def _follow_file(self) -> None:
+        """Metadata is stripped per file: forget the tags sent once the file they went to is
+        gone (the logdir was removed; the sink starts a new file) or another file is written."""
+        writer = None if self._closed else self._writer
+        path = getattr(writer.sink, "path", None) if writer is not None else None
+        if path and not os.path.exists(path):
+            self._seen_tags, self._seen_file = set(), None  # sent again into the next file
+        elif self._seen_file is None:
+            self._seen_file = path
+        elif path != self._seen_file:
+            self._seen_tags, self._seen_file = set(), path
 
     def add_event(self, event: Any) -> None:
         """Write an ``Event`` proto (or its serialized bytes) as is."""
