@@ -26,11 +26,13 @@ import numpy as np
 __all__ = [
     "INT64_MAX",
     "INT64_MIN",
+    "MAX_EVENT_BYTES",
     "as_array",
     "as_list",
     "as_native_array",
     "as_real_array",
     "check_choice",
+    "check_event_size",
     "check_int",
     "check_tag",
     "check_text",
@@ -52,6 +54,23 @@ INT64_MAX = (1 << 63) - 1
 # Smallest magnitude a float32 cast rounds to infinity: halfway between float32's largest finite
 # value (2**128 - 2**104) and 2**128; the tie rounds to the even neighbour, infinity.
 _FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
+
+
+#: Protobuf cannot parse a message of 2 GiB or more (nor can TensorBoard, and our reader stops
+#: at such a record, losing every later one): the largest event we write, with room to spare for
+#: its wall time, step and field headers.
+MAX_EVENT_BYTES = (1 << 31) - 1 - 64
+
+
+def check_event_size(nbytes: int, tag: str) -> None:
+    """Refuse, before any encoding, an event whose payload would be ``nbytes`` bytes when that
+    is more than :data:`MAX_EVENT_BYTES`; the ``ValueError`` names the tag and the size."""
+    if nbytes > MAX_EVENT_BYTES:
+        raise ValueError(
+            f"{tag!r}: the event would be {nbytes} bytes ({nbytes / 2**30:.2f} GiB); an event "
+            f"must stay under 2 GiB ({MAX_EVENT_BYTES} bytes), protobuf's limit, or no reader "
+            "can parse it"
+        )
 
 
 def _describe(value: Any) -> str:

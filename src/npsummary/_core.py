@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar
 
-from ._convert import check_int, to_duration
+from . import _convert
+from ._convert import check_event_size, check_int, to_duration
 from ._format.wire import encode_event, encode_summary
 from ._remote import is_url, open_url_sink
 from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
@@ -170,12 +171,19 @@ class EventWriter:
         self.children: dict[str, EventWriter] = {}
         self.check_nonfinite = NonFiniteGuard()
 
+    # Every event is checked against protobuf's 2 GiB limit here, before it is framed (builders
+    # of big payloads, tensors and raw protos, check sooner, before encoding them).
+
     def write_values(self, values: list[bytes], step: int, walltime: float) -> None:
         """Write one event holding the serialized ``Summary.Value`` messages ``values``."""
+        size = sum(map(len, values)) + 6 * len(values)  # + each value's field header
+        if size > _convert.MAX_EVENT_BYTES:
+            check_event_size(size, ", ".join(_value_tag(v) for v in values))
         self.sink.write(encode_event(walltime, step, encode_summary(values)))
 
-    def write_summary(self, summary: bytes, step: int, walltime: float) -> None:
-        """Write one event holding a serialized ``Summary``."""
+    def write_summary(self, summary: bytes, step: int, walltime: float, tag: str = "") -> None:
+        """Write one event holding a serialized ``Summary`` (``tag`` names it in errors)."""
+        check_event_size(len(summary), tag or "summary")
         self.sink.write(encode_event(walltime, step, summary))
 
     def write_scalar(
@@ -206,6 +214,7 @@ class EventWriter:
 
     def write_event(self, event: Any) -> None:
         """Write an ``Event`` message as it is."""
+        check_event_size(event.ByteSize(), "event")
         self.sink.write(bytes(event.SerializeToString()))
 
     def child(self, run: str) -> EventWriter:
@@ -214,6 +223,20 @@ class EventWriter:
         if child is None:
             child = self.children[run] = EventWriter(self.sink.child(run))
         return child
+
+
+def _value_tag(value: bytes) -> str:
+    """The tag of a serialized ``Summary.Value`` (its field 1, written first), for errors."""
+    if value[:1] != b"\x0a":
+        return "?"
+    length, shift, i = 0, 0, 1
+    while i < len(value) and i < 6:
+        length |= (value[i] & 0x7F) << shift
+        shift += 7
+        i += 1
+        if not value[i - 1] & 0x80:
+            break
+    return bytes(value[i : i + length]).decode("utf-8", errors="replace")
 
 
 _ContextT = TypeVar("_ContextT", bound="ClosingContext")

@@ -35,6 +35,7 @@ from ._context import (
 )
 from ._convert import (
     as_list,
+    check_event_size,
     check_int,
     check_tag,
     check_text,
@@ -296,11 +297,13 @@ def _serialized_summaries(tensor: Any, label: str) -> list[bytes]:
                 f"{label}: element {i} must be a serialized Summary (bytes), "
                 f"got {type(item).__name__}"
             )
+        parts.append(bytes(item))
+    check_event_size(sum(map(len, parts)), label)  # before parsing or joining anything that big
+    for i, part in enumerate(parts):
         try:
-            proto.Summary.FromString(bytes(item))
+            proto.Summary.FromString(part)
         except Exception as exc:
             raise ValueError(f"{label}: bad Summary binary proto at index {i}: {exc}") from exc
-        parts.append(bytes(item))
     return parts
 
 
@@ -320,7 +323,7 @@ def write_raw_pb(tensor: Any, step: StepLike = None, name: str | None = None) ->
         return False
     step = _step_for(step, label)
     parts = _serialized_summaries(tensor, label)
-    writer.write_summary(b"".join(parts), step, time.time())
+    writer.write_summary(b"".join(parts), step, time.time(), label)
     return True
 
 

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from ._context import v1_state
-from ._convert import check_tag, parse_message, serialized_message, to_step
+from ._convert import check_event_size, check_tag, parse_message, serialized_message, to_step
 from ._core import ClosingContext, EventWriter, LogdirTarget, SinkOptions
 from ._errors import warn_user
 from ._ranks import Ranks, rank_run, silent_instance
@@ -116,7 +116,9 @@ class FileWriter(ClosingContext):
         v1_state.round += 1
         if summary is None:
             return
-        parsed = parse_message(proto.Summary, serialized_message(summary, "summary"), "summary")
+        data = serialized_message(summary, "summary")
+        check_event_size(len(data), "summary")
+        parsed = parse_message(proto.Summary, data, "summary")
         self._follow_file()
         first_seen: set[str] = set()
         for value in parsed.value:
@@ -146,6 +148,7 @@ class FileWriter(ClosingContext):
         from . import proto
 
         data = serialized_message(event, "event")
+        check_event_size(len(data), "event")
         parse_message(proto.Event, data, "event")  # never write a record TensorBoard can't parse
         writer = self._get_writer()
         if writer is not None:

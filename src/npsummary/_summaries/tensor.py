@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array, real_dtype
+from .._convert import as_array, check_event_size, real_dtype
 from .._format.wire import encode_value
 from .metadata import DT_STRING, DTYPE_NUMBERS
 
@@ -68,6 +68,7 @@ def tensor_bytes(array: np.ndarray, tag: str = "") -> bytes:
     for size in array.shape:
         tensor.tensor_shape.dim.add().size = int(size)
     if array.dtype.kind in "SUO":
+        check_event_size(sum(len(item) + 6 for item in array.flat), tag)
         tensor.dtype = DT_STRING
         tensor.string_val.extend(
             [item.encode("utf-8") if isinstance(item, str) else bytes(item) for item in array.flat]
@@ -78,6 +79,7 @@ def tensor_bytes(array: np.ndarray, tag: str = "") -> bytes:
         raise TypeError(
             f"{tag!r}: cannot store an array of dtype {array.dtype} in a tensor summary"
         )
+    check_event_size(array.nbytes + 16 * array.ndim + 64, tag)  # before copying or encoding
     tensor.dtype = dtype
     little_endian = array.dtype.newbyteorder("<")
     tensor.tensor_content = np.ascontiguousarray(array, dtype=little_endian).tobytes()
