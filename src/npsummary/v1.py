@@ -56,6 +56,7 @@ from ._context import state, v1_state
 from ._convert import (
     as_array,
     as_list,
+    check_int,
     check_tag,
     check_text,
     parse_message,
@@ -238,6 +239,7 @@ def audio(
     array = as_array(tensor, tag)
     if array.ndim == 2:
         array = array[:, :, np.newaxis]
+    check_int(max_outputs, "max_outputs", tag=tag, minimum=1)  # TF1's attr: max_outputs >= 1
     clips = audio_clips(array, max_outputs, tag)
     rate = to_float(sample_rate, f"{tag}: sample_rate")
     if not 1 <= rate < math.inf:
