@@ -267,7 +267,14 @@ _DTYPES = [
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
     np.float16, np.float32, np.float64, np.complex64, np.complex128,
     np.dtype("U3"), np.dtype("S3"), np.dtype("M8[s]"), np.dtype("m8[ms]"),
+    np.dtype(">f8"), np.dtype(">i4"), np.longdouble,
 ]  # fmt: skip
+try:  # extension floats (JAX's, torch bfloat16's through NumPy): accepted wherever floats are
+    import ml_dtypes
+
+    _EXTENSION = [np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn)]
+except ImportError:  # pragma: no cover - a test extra
+    _EXTENSION = []
 
 arrays = hnp.arrays(
     dtype=st.sampled_from(_DTYPES),
@@ -323,6 +330,17 @@ values = st.one_of(
     st.integers(-(1 << 80), 1 << 80),
     st.booleans(),
     st.sampled_from([math.nan, math.inf, -math.inf, 0.0, -0.0, 3.4e38, 1e308, 5e-324]),
+    # NumPy scalars of every kind and array subclasses get the treatment plain arrays get.
+    st.sampled_from(
+        [np.timedelta64(3, "s"), np.datetime64(3, "s"), np.longdouble(2.5), np.float16(0.5)]
+        + [dt.type(1.5) for dt in _EXTENSION]
+    ),
+    st.builds(lambda a: np.ma.masked_array(a, mask=np.zeros(a.shape, bool)), arrays),
+    st.builds(
+        lambda a, dt: a.astype(dt),  # hypothesis cannot draw extension dtypes itself
+        hnp.arrays(np.float32, hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=6)),
+        st.sampled_from(_EXTENSION or [np.dtype(np.float32)]),
+    ),
     arrays,
     image_like,
     odd_objects,
