@@ -33,6 +33,8 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(npsummary.__file__)) + os.sep
 FLUSHER = "npsummary-flusher"
 #: Log calls of the main loop; the injected code runs at every line they execute.
 STEPS = int(os.environ.get("NPSUMMARY_REENTRY_STEPS", "60"))
+#: Logging finalizers collected at every line.
+GARBAGE = int(os.environ.get("NPSUMMARY_REENTRY_GC", "80"))
 
 
 class Injection:
@@ -155,19 +157,24 @@ def scenario_signal_storm(thread: str, logdir: str) -> dict[str, Any]:
             handled.wait(1.0)
             time.sleep(rng.random() * 0.0003)
 
+    sys.setswitchinterval(1e-5)  # hand the GIL to the sender at once: many more signals
     sender = threading.Thread(target=storm)
     sender.start()
-    try:
-        for i in range(STEPS * 100):
+    target = int(os.environ.get("NPSUMMARY_REENTRY_SIGNALS", "300"))
+    deadline = time.monotonic() + 60
+    i = 0
+    try:  # log until that many signals have been handled (or a minute has passed)
+        while len(logged.steps.get("handler", [])) < target and time.monotonic() < deadline:
             w.add_scalar("main", float(i), i)
             if i % 250 == 249:
                 w.flush()
+            i += 1
     finally:
         stop.set()
         sender.join()
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     w.close()
-    return {"injected": len(logged.steps.get("handler", [])), "steps": logged.steps}
+    return {"injected": len(logged.steps.get("handler", [])), "steps": logged.steps, "main": i}
 
 
 class _Cycle:
@@ -183,7 +190,7 @@ def scenario_gc(thread: str, logdir: str) -> dict[str, Any]:
     """Writers dropped without close() in reference cycles, collected at every line."""
     gc.disable()  # collections happen where the injection says, and only there
     injection = inject_at_every_line(thread, limit=10**6)
-    doomed = [_Cycle(logdir, i) for i in range(int(os.environ.get("NPSUMMARY_REENTRY_GC", "150")))]
+    doomed = [_Cycle(logdir, i) for i in range(int(os.environ.get("NPSUMMARY_REENTRY_GC", "80")))]
     total = len(doomed)
 
     def collect() -> None:
@@ -248,7 +255,7 @@ def scenario_finalizer(kind: str, thread: str, logdir: str) -> dict[str, Any]:
     injection = inject_at_every_line(thread, limit=10**6)
     w = SummaryWriter(logdir, max_queue=1, flush_secs=0.01)
     logged = Logged()
-    garbage = [_make_logging_garbage(kind, w, logged) for _ in range(150)]
+    garbage = [_make_logging_garbage(kind, w, logged) for _ in range(GARBAGE)]
     total = len(garbage)
 
     def collect() -> None:

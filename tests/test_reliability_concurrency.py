@@ -402,7 +402,7 @@ def test_close_racing_another_threads_calls_loses_nothing(tmp_path: Path) -> Non
 
 
 def test_close_while_threads_log(tmp_path: Path) -> None:
-    rounds = 40 if HEAVY else 10
+    rounds = 40 if HEAVY else 5
     accepted = refused = 0
     for r in range(rounds):
         logdir = tmp_path / f"run{r}"
@@ -445,8 +445,20 @@ def test_close_while_threads_log(tmp_path: Path) -> None:
 # -- multiprocessing.Pool: workers are terminated with SIGTERM -----------------------------------
 
 
-@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
-@pytest.mark.parametrize("ending", ["with-pool", "close-join"])
+_HEAVY_ONLY = [pytest.mark.heavy, pytest.mark.skipif(not HEAVY, reason="set NPSUMMARY_HEAVY=1")]
+
+
+@pytest.mark.parametrize(
+    ("method", "ending"),
+    [
+        ("fork", "with-pool"),
+        ("fork", "close-join"),
+        ("spawn", "with-pool"),
+        pytest.param("spawn", "close-join", marks=_HEAVY_ONLY),
+        pytest.param("forkserver", "with-pool", marks=_HEAVY_ONLY),
+        pytest.param("forkserver", "close-join", marks=_HEAVY_ONLY),
+    ],
+)
 def test_pool_workers_keep_their_records(tmp_path: Path, method: str, ending: str) -> None:
     # ``with Pool() as pool:`` ends with terminate(): SIGTERM to every worker, which skips every
     # exit hook (issue 13, item 6). Records a worker logged must reach its file all the same.

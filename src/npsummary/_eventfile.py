@@ -156,35 +156,6 @@ class EventFile(PendingState):
 
     # -- records ----------------------------------------------------------------------------------
 
-    def add(self, payload: bytes) -> None:
-        """Queue one record (the thread is not busy: see ``FileSink.write``)."""
-        b = busy
-        b.depth = 1
-        try:
-            with self.lock:
-                if self.closing:
-                    raise ValueError(f"event file {self.path or self.directory} is closed")
-                if self.deferred:
-                    self.take_deferred()
-                if self.pending_bytes > self.max_pending_bytes:
-                    self.dropped += 1
-                    return
-                self.pending.append(payload)
-                self.pending_bytes += len(payload)
-                # Wake the flusher once per batch: when the batch starts (so it sleeps until the
-                # batch's deadline) and when it outgrows max_queue (so it writes it now).
-                wake = not self.deadline
-                if wake:
-                    self.deadline = time.monotonic() + self.flush_secs
-                if len(self.pending) > self.max_queue and not self.wake_sent and not self.failing:
-                    self.wake_sent = wake = True
-        finally:
-            b.depth = 0
-            if b.deferred_signal is not None:
-                run_deferred_signal()
-        if wake:
-            FLUSHER.wake()
-
     def add_deferred(self, payload: bytes) -> None:
         """Queue one record from code that interrupted its thread inside a locked section."""
         if self.closing:

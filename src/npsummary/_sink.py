@@ -50,7 +50,7 @@ from ._errors import EventWriteError
 from ._eventfile import SOURCE_WRITER as SOURCE_WRITER
 from ._eventfile import EventFile
 from ._eventfile import hostname as hostname
-from ._flusher import FLUSHER, busy
+from ._flusher import FLUSHER, busy, run_deferred_signal
 from ._flusher import Flusher as Flusher
 from ._flusher import install_exit_hooks as install_exit_hooks
 from ._pending import PendingState as PendingState
@@ -197,7 +197,8 @@ class FileSink:
           ValueError: the sink is closed (or being closed by another thread).
         """
         state = self._state
-        if busy.depth:  # re-entered: never wait for a lock this thread may hold
+        b = busy
+        if b.depth:  # re-entered: never wait for a lock this thread may hold
             state.add_deferred(payload)
             return
         if state.error is not None or state.dropped:
@@ -208,7 +209,21 @@ class FileSink:
             # Logging outpaces the disk: write in the caller rather than drop. Records are
             # dropped (and counted in the error) only while writes keep failing.
             state.drain(fsync=False)
-        state.add(payload)
+        # The hot path, inline. The thread is marked busy before the lock is taken and
+        # unmarked after it is released (see _flusher); the first statement of `finally` has
+        # no point where a signal handler could run and skip it.
+        b.depth = 1
+        try:
+            with state.lock:
+                if state.closing:
+                    raise ValueError(f"event file {state.path or state.directory} is closed")
+                wake = state.enqueue(payload, len(state.pending) >= state.max_queue)
+        finally:
+            b.depth = 0
+            if b.deferred_signal is not None:
+                run_deferred_signal()
+        if wake:
+            FLUSHER.wake()
 
     def flush(self) -> None:
         """Write and fsync this file and its sub-runs; a failure in one does not stop the others,
