@@ -21,10 +21,10 @@ when a writer first needs them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import experimental
 from ._errors import BinCountCappedWarning, EventWriteError, NonFiniteWarning
-from ._patch import patch, unpatch
-from ._segments import SegmentSink
 from ._sink import EventSink, FileSink, MemorySink
 from ._tf2 import (
     audio,
@@ -50,6 +50,10 @@ from ._tf2_writer import (
     flush,
 )
 from .writer import SummaryWriter
+
+if TYPE_CHECKING:
+    from ._patch import patch, unpatch
+    from ._segments import SegmentSink
 
 __version__ = "0.1.0"
 
@@ -90,13 +94,23 @@ __all__ = [
 ]
 
 
+# Imported on first use, keeping `import npsummary` light: name -> (module, attribute or None).
+_LAZY = {
+    "v1": (".v1", None),
+    "reader": (".reader", None),
+    "patch": ("._patch", "patch"),
+    "unpatch": ("._patch", "unpatch"),
+    "SegmentSink": ("._segments", "SegmentSink"),
+}
+
+
 def __getattr__(name: str) -> object:
-    # npsummary.v1 (TF1 style) and npsummary.reader are imported on first use, keeping
-    # `import npsummary` light.
-    if name in ("v1", "reader"):
+    if name in _LAZY:
         import importlib
 
-        return importlib.import_module("." + name, __name__)
+        module_name, attribute = _LAZY[name]
+        module = importlib.import_module(module_name, __name__)
+        return module if attribute is None else getattr(module, attribute)
     raise AttributeError(f"module 'npsummary' has no attribute {name!r}")
 
 

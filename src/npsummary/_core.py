@@ -14,16 +14,13 @@ three things through this module:
 
 from __future__ import annotations
 
-import hashlib
 import os
-from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from . import _convert
 from ._convert import check_event_size, check_int, to_duration
 from ._format.wire import encode_event, encode_summary
-from ._remote import is_url, open_url_sink
 from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
 from ._summaries.nonfinite import NonFiniteGuard
 from ._summaries.scalar import ScalarEncoder, SimpleScalarEncoder
@@ -39,8 +36,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class SinkOptions:
+class SinkOptions(NamedTuple):
     """How a writer's event file is named and flushed; checked once, the same for every front
     end: ``max_queue`` must be an int >= 0 (``TypeError``/``ValueError``), ``flush_secs`` a
     positive finite number of seconds, ``filename_suffix`` a str."""
@@ -95,7 +91,8 @@ class LogdirTarget:
                 raise TypeError("logdir must be a str path, not bytes")
         else:
             raise TypeError(f"logdir must be a path or an EventSink, got {type(logdir).__name__}")
-        self.remote = is_url(self.logdir)
+        # "://" is a cheap pre-check: the URL module (and fsspec) load only for a URL.
+        self.remote = "://" in self.logdir and _is_url(self.logdir)
         if run:
             if self.sink is not None:
                 self.sink = self.sink.child(run)
@@ -109,6 +106,8 @@ class LogdirTarget:
         if self.sink is not None:
             return EventWriter(self.sink)
         if self.remote:
+            from ._remote import open_url_sink
+
             return EventWriter(
                 open_url_sink(
                     self.logdir,
@@ -126,6 +125,12 @@ class LogdirTarget:
         return EventWriter(sink)
 
 
+def _is_url(logdir: str) -> bool:
+    from ._remote import is_url
+
+    return is_url(logdir)
+
+
 _MAX_RUN_NAME_BYTES = 200  # file systems allow 255 bytes per path component
 
 
@@ -140,6 +145,8 @@ def safe_run_name(name: str) -> str:
         cleaned = cleaned.replace(".", "_") or "_"
     encoded = cleaned.encode("utf-8")
     if len(encoded) > _MAX_RUN_NAME_BYTES:
+        import hashlib  # only for over-long names; costs milliseconds at import
+
         digest = hashlib.sha1(encoded).hexdigest()[:16]
         head = encoded[: _MAX_RUN_NAME_BYTES - 17].decode("utf-8", errors="ignore")
         cleaned = f"{head}~{digest}"

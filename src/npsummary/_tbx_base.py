@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime
 from typing import Any
 
 from ._convert import INT64_MAX, INT64_MIN, check_tag, to_step, to_walltime
@@ -24,6 +23,8 @@ __all__ = ["TbxWriterBase"]
 
 
 def _default_logdir(comment: str) -> str:
+    from datetime import datetime  # milliseconds at import, needed only without a logdir
+
     stamp = datetime.now().strftime("%b%d_%H-%M-%S")
     return os.path.join("runs", f"{stamp}_{hostname()}{comment}")
 

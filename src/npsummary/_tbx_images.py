@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from ._convert import as_array, check_int, check_text, tagged
-from ._summaries.image import pixels_value
 from ._tbx_base import TbxWriterBase
 from ._types import ArrayLike, DataFormats, KernelLayout, NormalizeMode, StepLike
 
@@ -239,6 +238,8 @@ class ImageMethods(TbxWriterBase):
     def _write_pixels(
         self, tag: str, hwc: Any, step: int, wall: float, description: str | None
     ) -> None:
+        from ._summaries.image import pixels_value
+
         writer = self._get_writer()
         note = check_text(description, "description", tag=tag)
         value = pixels_value(tag, hwc, writer.check_nonfinite.nan_pixels, description=note)

@@ -44,12 +44,7 @@ from ._convert import (
     to_step,
 )
 from ._core import EventWriter
-from ._summaries.audio import audio_clips, audio_value
-from ._summaries.histogram import tf2_histogram_value
-from ._summaries.image import tf_image_value
 from ._summaries.metadata import metadata_message
-from ._summaries.tensor import as_tensor_array, tensor_bytes, tensor_value
-from ._summaries.text import string_array, text_value
 from ._types import ArrayLike, ScalarLike, StepLike
 
 __all__ = [
@@ -148,6 +143,7 @@ def text(name: str, data: ArrayLike, step: StepLike = None, description: str | N
     """Write a text summary (``tf.summary.text``); ``data`` is a str, bytes or an array of
     them, rendered as Markdown (0-d) or a table (1-d, 2-d) by TensorBoard. Returns whether it
     was written; bad input raises ``TypeError``/``ValueError`` naming the tag."""
+    from ._summaries.text import string_array, text_value
 
     def build(_: EventWriter, tag: str) -> bytes:
         note = check_text(description, "description", tag=tag)
@@ -169,6 +165,7 @@ def histogram(
     NaN and ±Inf are left out of the buckets (TensorFlow would write NaN edges) and reported once
     per tag with a :class:`~npsummary.NonFiniteWarning`. Returns whether it was written.
     """
+    from ._summaries.histogram import tf2_histogram_value
 
     def build(writer: EventWriter, tag: str) -> bytes:
         note = check_text(description, "description", tag=tag)
@@ -208,6 +205,7 @@ def image(
     ``trunc(clip(x * 255.5, 0, 255))``, NaN -> 0; integers shifted) and stored as PNG.
     Returns whether it was written.
     """
+    from ._summaries.image import tf_image_value
 
     def build(_: EventWriter, tag: str) -> bytes:
         note = check_text(description, "description", tag=tag)
@@ -231,6 +229,8 @@ def audio(
     first ``max_outputs`` clips are stored as 16-bit PCM WAV, encoded as TensorFlow does.
     ``encoding`` must be ``None`` or ``"wav"``. Returns whether it was written.
     """
+    from ._summaries.audio import audio_clips, audio_value
+
     if encoding is None:
         encoding = "wav"
     if encoding != "wav":
@@ -266,6 +266,8 @@ def write(
     ``SerializeToString``), its serialized bytes, or ``None``. ``tag`` is used verbatim: name
     scopes do not apply, as in TensorFlow. Returns whether it was written.
     """
+    from ._summaries.tensor import as_tensor_array, tensor_bytes, tensor_value
+
     tag = check_tag(tag, "tag")
     if step is not None:
         step = to_step(step, tag)

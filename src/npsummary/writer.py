@@ -31,15 +31,7 @@ from ._convert import (
 from ._core import SinkOptions
 from ._ranks import Ranks, rank_run
 from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink
-from ._summaries.audio import audio_clips, legacy_audio_value
-from ._summaries.histogram import (
-    legacy_histogram_value,
-    raw_histogram_value,
-    tensorboardx_histogram,
-    tf2_histogram_value,
-)
 from ._summaries.nonfinite import check_policy
-from ._summaries.text import string_array, text_value
 from ._tbx_images import ImageMethods
 from ._tbx_plugins import PluginMethods
 from ._tbx_scalars import ScalarMethods
@@ -139,6 +131,8 @@ class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods, PluginMethods):
           TypeError, ValueError: bad input (or non-finite data under ``'raise'``), naming the
             tag; nothing is written.
         """
+        from ._summaries.histogram import legacy_histogram_value, tensorboardx_histogram
+
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
         histogram = tensorboardx_histogram(tag, values, bins, max_bins)
@@ -172,6 +166,8 @@ class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods, PluginMethods):
           TypeError, ValueError: fields of the wrong kind, or lengths, order or counts that
             TensorBoard cannot read, naming the tag.
         """
+        from ._summaries.histogram import raw_histogram_value
+
         tag, step, wall = self._resolve(tag, global_step, walltime)
         value = raw_histogram_value(
             tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts
@@ -206,6 +202,8 @@ class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods, PluginMethods):
         Raises:
           TypeError, ValueError: bad input, naming the tag.
         """
+        from ._summaries.histogram import tf2_histogram_value
+
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
         note = check_text(description, "description", tag=tag)
@@ -238,6 +236,7 @@ class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods, PluginMethods):
           TypeError, ValueError: bad input, naming the tag.
         """
         from ._histogram import variable_stats
+        from ._summaries.histogram import legacy_histogram_value
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
@@ -276,6 +275,8 @@ class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods, PluginMethods):
         Raises:
           TypeError, ValueError: not text, or text UTF-8 cannot encode, naming the tag.
         """
+        from ._summaries.text import string_array, text_value
+
         tag, step, wall = self._resolve(tag, global_step, walltime)
         if not isinstance(text_string, (str, bytes)):
             raise TypeError(f"{tag!r}: text_string must be a str, got {type(text_string).__name__}")
@@ -303,6 +304,8 @@ class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods, PluginMethods):
         Raises:
           TypeError, ValueError: bad input, naming the tag.
         """
+        from ._summaries.audio import audio_clips, legacy_audio_value
+
         tag, step, wall = self._resolve(tag, global_step, walltime)
         sound = as_native_array(snd_tensor, tag)
         if sound.ndim == 1 or (sound.ndim == 2 and sound.shape[0] == 1):
