@@ -18,9 +18,10 @@ import os
 from types import TracebackType
 from typing import Any, NamedTuple, TypeVar
 
-from . import _convert
-from ._convert import check_event_size, check_int, to_duration
+from . import _messages
+from ._convert import check_int, to_duration
 from ._format.wire import encode_event, encode_summary
+from ._messages import check_event_size
 from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
 from ._summaries.nonfinite import NonFiniteGuard
 from ._summaries.scalar import ScalarEncoder, SimpleScalarEncoder
@@ -184,7 +185,7 @@ class EventWriter:
     def write_values(self, values: list[bytes], step: int, walltime: float) -> None:
         """Write one event holding the serialized ``Summary.Value`` messages ``values``."""
         size = sum(map(len, values)) + 6 * len(values)  # + each value's field header
-        if size > _convert.MAX_EVENT_BYTES:
+        if size > _messages.MAX_EVENT_BYTES:
             check_event_size(size, ", ".join(_value_tag(v) for v in values))
         self.sink.write(encode_event(walltime, step, encode_summary(values)))
 

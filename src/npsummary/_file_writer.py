@@ -14,8 +14,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._convert import parse_message, to_step, to_walltime
+from ._convert import to_step, to_walltime
 from ._format.wire import encode_event
+from ._messages import parse_message
 from ._sink import EventSink
 
 __all__ = ["MetadataDefaults", "NullSink", "RunFileWriter", "message_bytes"]

@@ -33,17 +33,9 @@ from ._context import (
     state,
     summary_scope,
 )
-from ._convert import (
-    as_list,
-    check_event_size,
-    check_int,
-    check_tag,
-    check_text,
-    to_float,
-    to_float32_range,
-    to_step,
-)
+from ._convert import as_list, check_int, check_tag, check_text, to_float, to_float32_range, to_step
 from ._core import EventWriter
+from ._messages import check_event_size
 from ._summaries.metadata import metadata_message
 from ._types import ArrayLike, ScalarLike, StepLike
 

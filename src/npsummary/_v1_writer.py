@@ -7,9 +7,10 @@ import time
 from typing import Any
 
 from ._context import v1_state
-from ._convert import check_event_size, check_tag, parse_message, serialized_message, to_step
+from ._convert import check_tag, to_step
 from ._core import ClosingContext, EventWriter, LogdirTarget, SinkOptions
 from ._errors import warn_user
+from ._messages import check_event_size, parse_message, serialized_message
 from ._ranks import Ranks, rank_run, silent_instance
 from ._sink import DEFAULT_MAX_QUEUE, EventSink
 from ._types import StepLike

@@ -59,14 +59,13 @@ from ._convert import (
     check_int,
     check_tag,
     check_text,
-    parse_message,
     real_dtype,
-    serialized_message,
     to_float,
     to_float32_range,
 )
 from ._errors import warn_user
 from ._format.wire import encode_summary, legacy_scalar_value
+from ._messages import parse_message, serialized_message
 from ._summaries.audio import audio_clips, legacy_audio_values
 from ._summaries.histogram import legacy_histogram_value
 from ._summaries.image import tf1_image_values
