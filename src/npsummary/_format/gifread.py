@@ -50,7 +50,7 @@ def is_gif(data: bytes) -> bool:
 
 
 class _Frame:
-    __slots__ = ("x", "y", "w", "h", "interlaced", "palette", "min_size", "lzw")
+    __slots__ = ("h", "interlaced", "lzw", "min_size", "palette", "w", "x", "y")
 
     def __init__(self, desc: tuple[int, ...], palette: np.ndarray | None) -> None:
         self.x, self.y, self.w, self.h, flags = desc
@@ -63,7 +63,7 @@ class _Frame:
 class _Control:
     """A frame's Graphic Control Extension: disposal, delay and transparent index."""
 
-    __slots__ = ("disposal", "delay_ms", "transparent")
+    __slots__ = ("delay_ms", "disposal", "transparent")
 
     def __init__(self, disposal: int = 0, delay_ms: int = 0, transparent: int = -1) -> None:
         self.disposal, self.delay_ms, self.transparent = disposal, delay_ms, transparent
@@ -71,7 +71,7 @@ class _Control:
 
 def _sub_blocks(data: bytes, pos: int) -> tuple[bytes, int]:
     """The concatenated data sub-blocks starting at ``pos``, and the position after them."""
-    parts = []
+    parts: list[bytes] = []
     while True:
         if pos >= len(data):
             raise ValueError("GIF data ends inside a block")
@@ -194,8 +194,12 @@ def _indices(frame: _Frame) -> np.ndarray:
     if not frame.interlaced:
         return index
     rows = np.concatenate(
-        [np.arange(0, frame.h, 8), np.arange(4, frame.h, 8)]
-        + [np.arange(2, frame.h, 4), np.arange(1, frame.h, 2)]
+        [
+            np.arange(0, frame.h, 8),
+            np.arange(4, frame.h, 8),
+            np.arange(2, frame.h, 4),
+            np.arange(1, frame.h, 2),
+        ]
     )
     out = np.empty_like(index)
     out[rows] = index

@@ -149,6 +149,13 @@ def _expand_palette(index: np.ndarray, chunks: list[tuple[bytes, bytes]]) -> np.
     return out
 
 
-def decode_image(data: bytes) -> np.ndarray:
-    """Decode an image summary's bytes: PNG (GIF and other formats raise ValueError)."""
-    return decode_png(data)
+def decode_image(data: bytes) -> np.ndarray | bytes:
+    """Decode an image summary's bytes: PNG into ``[h, w, c]``, GIF (a video) into its frames
+    ``[T, h, w, 3 or 4]`` (:func:`.gifread.decode_gif`); other formats are returned unchanged."""
+    if data[:4] == _SIGNATURE[:4]:
+        return decode_png(data)
+    from .gifread import decode_gif, is_gif
+
+    if is_gif(data):
+        return decode_gif(data)[0]
+    return data

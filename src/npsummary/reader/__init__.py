@@ -17,6 +17,7 @@ event files (``"."`` for the logdir itself); a run's files are read in TensorBoa
 
 from __future__ import annotations
 
+from .._format.gifread import decode_gif
 from ._api import (
     audio,
     events,
@@ -65,6 +66,7 @@ __all__ = [
     "TextSeries",
     "audio",
     "compress_histogram",
+    "decode_gif",
     "events",
     "histograms",
     "hparams",

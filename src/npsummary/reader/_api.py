@@ -94,7 +94,8 @@ def load(
         runs: regular expression a run name must contain a match of (``re.search``).
         tags: regular expression a tag must contain a match of.
         strict: raise on a corrupt record instead of skipping and counting it.
-        decode: decode images (PNG) into uint8 arrays and audio (WAV) into float32 arrays.
+        decode: decode images (PNG) into uint8 ``[h, w, c]`` arrays, videos (GIF) into uint8
+            ``[T, h, w, 3]`` frames and audio (WAV) into float32 arrays.
 
     Returns:
         The :class:`Logdata`; its ``stats`` count every corrupt or torn record met.

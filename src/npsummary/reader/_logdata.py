@@ -72,10 +72,7 @@ def _series(kind: str, run: RunData, tag: str, items: list[Any], decode: bool) -
         if decode:
             from .._format.pngread import decode_image
 
-            # PNG is decoded; GIF (add_video) and other formats stay bytes.
-            images = [
-                [decode_image(b) if b[:4] == b"\x89PNG" else b for b in row] for row in images
-            ]
+            images = [[decode_image(b) for b in row] for row in images]
         return ImageSeries(
             steps,
             walls,

@@ -94,8 +94,13 @@ class HistogramSeries(_Series):
 
 @dataclass(frozen=True)
 class ImageSeries(_Series):
-    """Images of one (run, tag): per record the images (PNG or GIF bytes; with ``decode=True``
-    PNGs become ``[h, w, c]`` uint8 arrays, GIFs (videos) stay bytes) and the logged size."""
+    """Images of one (run, tag): per record the images and the logged size.
+
+    Images are PNG or GIF (video) bytes. With ``decode=True`` a PNG becomes a ``[h, w, c]``
+    uint8 array and a GIF its frames, ``[T, h, w, 3]`` uint8 (``[T, h, w, 4]`` RGBA when the
+    GIF uses transparency; npsummary and tensorboardX videos never do); other formats stay
+    bytes. Frame delays are in the bytes: :func:`npsummary.reader.decode_gif` returns them.
+    """
 
     widths: IntArray
     heights: IntArray
