@@ -12,7 +12,9 @@ logical screen after that frame is drawn, as a browser shows it:
   transparent index keep what the canvas held. Indices past the end of a colour table are
   black, as browsers draw them.
 - Disposal methods 0 and 1 leave the frame in place for the next one, 2 restores its rectangle
-  to the background, 3 restores what the rectangle held before the frame.
+  to the background, 3 restores what the rectangle held before the frame. An opaque first
+  frame with method 3 stays, as in Pillow (whose writer relies on it): there is no earlier
+  picture to restore.
 - Interlaced frames are put back in row order.
 
 GIF87a and GIF89a are read; comments, application extensions (looping) and plain-text
@@ -253,7 +255,7 @@ def decode_gif(data: bytes) -> tuple[np.ndarray, np.ndarray]:
         if channels == 4:
             table = np.column_stack([table, np.full(256, 255, np.uint8)])
         rect = canvas[frame.y : frame.y + frame.h, frame.x : frame.x + frame.w]
-        saved = rect.copy() if control.disposal == 3 else None
+        saved = rect.copy() if control.disposal == 3 and (t or control.transparent >= 0) else None
         index = _indices(frame)
         if control.transparent >= 0:
             shown = index != control.transparent
