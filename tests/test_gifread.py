@@ -36,7 +36,7 @@ def _assert_same_as_pillow(data: bytes) -> np.ndarray:
     theirs, their_durations = _pillow_frames(data)
     assert len(ours) == len(theirs)
     assert durations.tolist() == their_durations
-    for t, (a, b) in enumerate(zip(ours, theirs)):
+    for t, (a, b) in enumerate(zip(ours, theirs, strict=True)):
         if a.shape[-1] == 3:
             np.testing.assert_array_equal(a, b[..., :3], err_msg=f"frame {t}")
             assert (b[..., 3] == 255).all()
