@@ -27,9 +27,10 @@ Files whose decoded size is absurd for their length are refused: the output may 
 pixels; the rest leaves room for frames that redraw only a small part of the screen), and never
 more than ``2**28``.
 
-Speed: LZW is a Python loop with one step per code; on the small, repetitive frames of a
-logged video that is about 0.05-0.1 microseconds per pixel, up to about 0.5 microseconds per
-pixel on noise where each code stands for one or two pixels.
+Speed (``benchmarks/bench_gifread.py``, 16 frames of 64x64): LZW is a Python loop with one step
+per code, about 0.7 microseconds per pixel on noise (one code per pixel, 8x Pillow's C decoder)
+and 0.4 on shifting gradients (13x Pillow); a clip over a static background, where frames store
+only the changed rectangle, takes 0.01 microseconds per pixel, faster than Pillow.
 """
 
 from __future__ import annotations
