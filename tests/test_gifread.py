@@ -134,7 +134,7 @@ def test_pillow_transparency(disposal: int) -> None:
     for i in range(4):
         index = rng.integers(1, 16, (20, 24), dtype=np.uint8)
         index[i * 3 : i * 3 + 8, i * 4 : i * 4 + 10] = 0  # index 0 is transparent
-        im = image_mod.fromarray(index, "P")
+        im = image_mod.frombytes("P", (24, 20), index.tobytes())
         im.putpalette(palette.tobytes())
         images.append(im)
     buf = io.BytesIO()
@@ -160,7 +160,9 @@ def test_pillow_local_palettes() -> None:
     images = []
     for _ in range(4):
         palette = rng.integers(0, 256, (256, 3), dtype=np.uint8)
-        im = image_mod.fromarray(rng.integers(0, 256, (18, 30), dtype=np.uint8), "P")
+        im = image_mod.frombytes(
+            "P", (30, 18), rng.integers(0, 256, 18 * 30, dtype=np.uint8).tobytes()
+        )
         im.putpalette(palette.tobytes())
         images.append(im)
     buf = io.BytesIO()

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The GIF decoder against videos written by tensorboardX's add_video, which needs moviepy (absent
+# from the main venv, where that test skips): the whole of tests/test_gifread.py with moviepy 2,
+# imageio and tensorboardX installed.
+set -euo pipefail
+# shellcheck disable=SC1091
+. .ci/lib.sh
+python3 -m venv .venv-gifread
+# shellcheck disable=SC1091
+. .venv-gifread/bin/activate
+python -m pip install --quiet --upgrade pip
+pip install --quiet numpy protobuf 'crc32c>=2.4' pytest hypothesis Pillow tensorboardX moviepy
+pip install --quiet --no-deps -e .
+cell "gifread with tensorboardX + moviepy" python -m pytest -q -p no:cacheprovider -rs \
+    tests/test_gifread.py
