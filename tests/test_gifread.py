@@ -282,3 +282,17 @@ def test_reader_decodes_add_video_frames(tmp_path: Path) -> None:
     _, durations = reader.decode_gif(gif)
     assert durations.tolist() == [100] * 5
     assert decoded[(".", "still")].images[0][0].shape == (4, 5, 3)
+
+
+def test_memory_stays_near_the_output() -> None:
+    """Peak allocation while decoding: the output, one frame's temporaries and the LZW table."""
+    tracemalloc = pytest.importorskip("tracemalloc")
+    frames = np.random.default_rng(7).integers(0, 256, (6, 60, 80, 3), dtype=np.uint8)
+    data = encode_gif(frames, 3)
+    tracemalloc.start()
+    try:
+        out, _ = decode_gif(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < out.nbytes + 6 * 60 * 80 + len(data) + (1 << 20)
