@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from .._remote import is_url
 from . import CommandError
 from ._progress import Progress
 
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"unknown format {args.format!r}; expected csv, json or parquet")
     if args.kind not in KINDS:
         raise CommandError(f"unknown kind {args.kind!r}; expected one of {', '.join(KINDS)}")
-    if not os.path.exists(args.logdir):
+    if not is_url(args.logdir) and not os.path.exists(args.logdir):
         raise FileNotFoundError(2, "no such file or directory", args.logdir)
     progress = Progress()
     progress.show(f"reading {args.logdir}", force=True)

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._remote import is_url
 from ._progress import Progress
 
 __all__ = ["register", "sparkline", "summarize"]
@@ -180,7 +181,7 @@ def _text(info: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not os.path.exists(args.logdir):
+    if not is_url(args.logdir) and not os.path.exists(args.logdir):
         raise FileNotFoundError(2, "no such file or directory", args.logdir)
     info = summarize(args.logdir, args.runs, args.tags, Progress())
     print(json.dumps(info, indent=1, allow_nan=False) if args.json else _text(info))

@@ -2,7 +2,9 @@
 
 Everything the reader does to storage goes through :class:`FileSystem`, so a remote filesystem
 (for example an ``fsspec`` adapter) can be plugged in by implementing these five methods and
-registering it with :func:`register_filesystem`. The local implementation is the default.
+registering it with :func:`register_filesystem`. The local implementation is the default; a
+path that is a URL (``s3://``, ``memory://``, ``file://`` ...) is served through fsspec, imported
+only then.
 """
 
 from __future__ import annotations
@@ -67,8 +69,18 @@ def register_filesystem(matches: Callable[[str], bool], fs: FileSystem) -> None:
 
 
 def filesystem_for(path: str) -> FileSystem:
-    """The filesystem that serves ``path``."""
+    """The filesystem that serves ``path``: a registered one, fsspec for a URL, else the local disk.
+
+    Raises:
+        ImportError: ``path`` is a URL and fsspec or its protocol's package is not installed.
+    """
     for matches, fs in _REGISTRY:
         if matches(path):
             return fs
+    from .._remote import is_url
+
+    if is_url(path):
+        from ._remotefs import FsspecFileSystem
+
+        return FsspecFileSystem(path)
     return _LOCAL
