@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Remote logdirs and distributed training (issue 12): a real S3 endpoint (moto_server on
 # 127.0.0.1, started and stopped by PID by the tests) written through s3fs and read back by stock
-# TensorBoard; faults through a loopback proxy; torchrun DDP on CPU with gloo (torch==2.13.0,
-# the CPU wheel: never an unpinned torch, which pulls a multi-GB CUDA build).
+# TensorBoard and by npsummary's reader and CLI; faults through a loopback proxy; torchrun DDP on
+# CPU with gloo (torch==2.13.0, the CPU wheel: never an unpinned torch, which pulls a multi-GB
+# CUDA build).
 set -euo pipefail
 # shellcheck disable=SC1091
 . .ci/lib.sh
@@ -21,7 +22,8 @@ for name in ("torch", "s3fs", "moto", "boto3", "fsspec"):
 PY
 echo "stage 50-remote: installed in $((SECONDS - START)) s"
 cell "remote + ranks (memory://, S3 on moto, faults)" python -m pytest -q -p no:cacheprovider \
-    tests/test_remote.py tests/test_ranks.py tests/test_rank_writers.py tests/test_remote_s3.py
+    tests/test_remote.py tests/test_ranks.py tests/test_rank_writers.py tests/test_remote_s3.py \
+    tests/test_reader_remote.py tests/test_reader_remote_s3.py
 cell "distributed (torchrun DDP gloo, multiprocessing, ranks on S3)" python -m pytest -q \
     -p no:cacheprovider tests/test_distributed.py
 echo "stage: 50-remote passed in $((SECONDS - START)) s"
