@@ -4,8 +4,10 @@ A logdir given as a URL (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file:
 ``a::b://``) is read through the fsspec filesystem that :mod:`npsummary._remote` resolves for it,
 with the same clear ``ImportError`` naming the package a protocol needs. Paths stay URLs, so run
 names, file names and their order are exactly those of a local logdir (the segment files of a
-remote run sort in write order by name). Files are opened for ranged reads of a bounded block,
-so a large object is never fetched whole where the store can serve byte ranges.
+remote run sort in write order by name). Files are opened without fsspec's read cache, so each
+read of the reader (a chunk of 8 MiB) is one ranged request for exactly those bytes: a large
+object is never fetched whole where the store serves byte ranges, and no more than one chunk
+of it is held at a time.
 
 One instance serves one read: a directory's listing is fetched once (fresh, not from fsspec's
 listing cache, so a live run's new files show up) and answers ``isdir``/``size`` for its entries
@@ -20,7 +22,7 @@ from .._remote import _resolve
 
 __all__ = ["FsspecFileSystem"]
 
-#: Bytes fetched per ranged request; the reader itself asks for chunks of about this size.
+#: fsspec's block size for the opened files (reads are not cached, so it bounds nothing here).
 BLOCK_SIZE = 4 << 20
 
 
@@ -57,7 +59,7 @@ class FsspecFileSystem:
     def open(self, path: str) -> BinaryIO:
         fs = self._fs
         try:
-            f = fs.open(self._path(path), "rb", block_size=BLOCK_SIZE, cache_type="readahead")
+            f = fs.open(self._path(path), "rb", block_size=BLOCK_SIZE, cache_type="none")
         except TypeError:  # an implementation without the buffered-file keywords
             f = fs.open(self._path(path), "rb")
         result: BinaryIO = f
