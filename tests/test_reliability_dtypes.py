@@ -154,6 +154,9 @@ def test_every_front_end_agrees_on_each_dtype(kind: str, dtype: str) -> None:
     if kind == "image" and np.dtype(dtype).kind in "iu" and dtype != "uint8":
         # TF1's image summary takes uint8 or float images only (its documented contract).
         assert results.pop("v1.image") == "refused"
+    if kind == "scalar" and dtype == "bool":
+        # TF1's scalar op takes real numeric dtypes only (tensorboardX and tf.summary: 0/1).
+        assert results.pop("v1.scalar") == "refused"
     assert len(set(results.values())) == 1, results
     expected_refused = dtype in ("timedelta64[s]", "datetime64[s]", "complex64", "object")
     if kind == "tensor" and dtype == "complex64":
@@ -187,6 +190,8 @@ def test_every_front_end_accepts_each_layout(kind: str, layout: str) -> None:
     results = {
         name: outcome(call) for name, call in calls(kind, lambda: LAYOUTS[layout](data)).items()
     }
+    if kind == "scalar":  # TF1's ScalarSummary takes shape [] only ("not the same shape")
+        assert results.pop("v1.scalar") == "refused"
     assert set(results.values()) == {"accepted"}, results
 
 
@@ -195,6 +200,7 @@ def test_numpy_matrix_scalar_is_a_scalar() -> None:
         warnings.simplefilter("ignore", PendingDeprecationWarning)
         one = np.matrix([[0.5]])
     results = {name: outcome(call) for name, call in calls("scalar", lambda: one).items()}
+    assert results.pop("v1.scalar") == "refused"  # shape [1, 1]: TF1's ScalarSummary refuses
     assert set(results.values()) == {"accepted"}, results
 
 

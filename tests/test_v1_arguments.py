@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from npsummary import _context, proto, v1
 
@@ -43,6 +45,10 @@ ACCEPTED: dict[str, tuple[Callable[[], bytes], Callable[[list[Any]], bool]]] = {
     "scalar.family": (
         lambda: v1.scalar("s", 1.0, family="fam"),
         lambda v: v[0].tag == "fam/fam/s",  # summary_scope: family/scope, scope = family/name
+    ),
+    "scalar.tensor=2**63-1": (  # the largest int TF1 converts (to int64), then cast to float32
+        lambda: v1.scalar("s", 2**63 - 1),
+        lambda v: v[0].simple_value == np.float32(2.0**63),
     ),
     "scalar.collections": (lambda: v1.scalar("s", 1.0, collections=["c"]), lambda v: len(v) == 1),
     "scalar.name=invalid chars": (lambda: v1.scalar("a b:c", 1.0), lambda v: v[0].tag == "a_b_c"),
@@ -173,6 +179,21 @@ REFUSED: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
     "histogram.values=inf": (lambda: v1.histogram("hist", [1.0, np.inf]), ValueError, "hist"),
     "scalar.name=None": (lambda: v1.scalar(None, 1.0), TypeError, "name"),  # type: ignore[arg-type]
     "merge.inputs=None": (lambda: v1.merge(None), TypeError, "merge"),  # type: ignore[arg-type]
+    # ScalarSummary: "tags and values are not the same shape" for any tensor but a scalar.
+    "scalar.tensor=shape [1]": (
+        lambda: v1.scalar("s1", np.array([2.0])),
+        ValueError,
+        r"'s1'.*\[1\]",
+    ),
+    "scalar.tensor=list of one": (lambda: v1.scalar("s1", [2.0]), ValueError, "'s1'"),
+    "scalar.tensor=shape [1, 1]": (lambda: v1.scalar("s1", np.ones((1, 1))), ValueError, "'s1'"),
+    # The scalar op takes real numeric dtypes only: no bool.
+    "scalar.tensor=True": (lambda: v1.scalar("sb", True), TypeError, "'sb'.*bool"),
+    "scalar.tensor=np.bool_": (lambda: v1.scalar("sb", np.bool_(False)), TypeError, "'sb'.*bool"),
+    "scalar.tensor=0-d bool array": (lambda: v1.scalar("sb", np.array(True)), TypeError, "'sb'"),
+    # A Python int converts to int32, else int64, else fails (TF1 stores no inf).
+    "scalar.tensor=2**200": (lambda: v1.scalar("si", 2**200), ValueError, "'si'.*int64"),
+    "scalar.tensor=-2**63-1": (lambda: v1.scalar("si", -(2**63) - 1), ValueError, "'si'"),
 }
 
 
@@ -181,3 +202,79 @@ def test_v1_refuses_what_tf1_refuses_naming_the_tag(case: str) -> None:
     call, kind, words = REFUSED[case]
     with pytest.raises(kind, match=words):
         call()
+
+
+def test_a_refused_scalar_collects_nothing() -> None:
+    with pytest.raises(ValueError):
+        v1.scalar("bad", np.array([1.0]))
+    assert v1.merge_all() is None
+
+
+# -- get_summary_description ----------------------------------------------------------------
+
+
+def _node_def(op: str, description: bytes | None) -> Any:
+    node_def_pb2 = pytest.importorskip("tensorboard.compat.proto.node_def_pb2")
+    node = node_def_pb2.NodeDef(name="t", op=op)
+    if description is not None:
+        node.attr["description"].s = description
+    return node
+
+
+@pytest.mark.parametrize("form", ["message", "bytes"])
+@pytest.mark.parametrize("key", ["type_hint", "typeHint"])
+def test_get_summary_description_reads_the_description_attr(form: str, key: str) -> None:
+    node = _node_def("TensorSummary", f'{{"{key}": "scalar"}}'.encode())
+    arg = node if form == "message" else node.SerializeToString()
+    assert v1.get_summary_description(arg) == v1.SummaryDescription(type_hint="scalar")
+    assert v1.get_summary_description(arg).type_hint == "scalar"
+
+
+def test_get_summary_description_of_an_empty_json_object() -> None:
+    node = _node_def("TensorSummary", b"{}")
+    assert v1.get_summary_description(node.SerializeToString()).type_hint == ""
+
+
+@pytest.mark.parametrize(
+    ("op", "description", "words"),
+    [
+        ("ScalarSummary", b"{}", "Can't get_summary_description on ScalarSummary"),
+        ("TensorSummary", None, "missing or not JSON"),
+        ("TensorSummary", b"not json", "missing or not JSON"),
+        ("TensorSummary", b"[1]", "not a JSON object"),
+        ("TensorSummary", b'{"other": "x"}', "no field 'other'"),
+        ("TensorSummary", b'{"type_hint": 3}', "type_hint must be a string"),
+    ],
+)
+@pytest.mark.parametrize("form", ["message", "bytes"])
+def test_get_summary_description_refuses_as_tf1(
+    op: str, description: bytes | None, words: str, form: str
+) -> None:
+    node = _node_def(op, description)
+    arg = node if form == "message" else node.SerializeToString()
+    with pytest.raises(ValueError, match=words):
+        v1.get_summary_description(arg)
+
+
+@pytest.mark.parametrize("junk", [b"\x12\x05abc", b"\x0f", b"\xff" * 12])
+def test_get_summary_description_refuses_bytes_that_are_no_node_def(junk: bytes) -> None:
+    with pytest.raises(ValueError, match="get_summary_description"):
+        v1.get_summary_description(junk)
+
+
+@pytest.mark.parametrize("arg", [None, "TensorSummary", 3])
+def test_get_summary_description_refuses_other_types(arg: Any) -> None:
+    with pytest.raises(TypeError, match="NodeDef"):
+        v1.get_summary_description(arg)
+
+
+@given(st.binary(max_size=64))
+def test_get_summary_description_of_any_bytes_is_a_description_or_a_value_error(
+    data: bytes,
+) -> None:
+    try:
+        result = v1.get_summary_description(data)
+    except ValueError as exc:
+        assert "get_summary_description" in str(exc)
+    else:
+        assert isinstance(result.type_hint, str)

@@ -73,6 +73,7 @@ from ._summaries.metadata import metadata_message
 from ._summaries.tensor import as_tensor_array, tensor_bytes, tensor_value
 from ._summaries.text import string_array, text_value
 from ._types import ArrayLike, ScalarLike
+from ._v1_description import SummaryDescription, get_summary_description
 from ._v1_writer import FileWriter
 
 __all__ = [
@@ -80,9 +81,11 @@ __all__ = [
     "FileWriter",
     "SessionLog",  # noqa: F822 (lazy, see __getattr__)
     "Summary",  # noqa: F822 (lazy, see __getattr__)
+    "SummaryDescription",
     "TaggedRunMetadata",  # noqa: F822 (lazy, see __getattr__)
     "audio",
     "clean_tag",
+    "get_summary_description",
     "histogram",
     "image",
     "merge",
@@ -184,8 +187,30 @@ def scalar(
 ) -> bytes:
     """``tf.compat.v1.summary.scalar``: a ``simple_value`` summary (float32)."""
     tag = _summary_tag(name, family)
-    value = to_float32_range(to_float(tensor, tag))
+    value = to_float32_range(to_float(_tf1_scalar(tensor, tag), tag))
     return _collect(_one_value(legacy_scalar_value(tag, value)), collections)
+
+
+def _tf1_scalar(tensor: Any, tag: str) -> Any:
+    """Refuse what TF1's ``ScalarSummary`` refuses and ``to_float`` would accept: a bool, a
+    tensor of any shape but ``[]``, and a Python int that converts to neither int32 nor int64."""
+    if isinstance(tensor, (bool, np.bool_)):
+        raise TypeError(f"{tag!r}: expected a real number, got a bool (TF1: not a real dtype)")
+    if isinstance(tensor, int):
+        if not -(2**63) <= tensor < 2**63:
+            raise ValueError(f"{tag!r}: the int {tensor} does not fit in int64, as TF1 requires")
+        return tensor
+    if hasattr(tensor, "__array__") or isinstance(tensor, (list, tuple)):
+        array = as_array(tensor, tag)
+        if array.dtype.kind == "b":
+            raise TypeError(f"{tag!r}: expected a real number, got an array of dtype bool")
+        if array.ndim:
+            raise ValueError(
+                f"{tag!r}: expected a scalar (shape []), got shape {list(array.shape)} "
+                "(TF1: tags and values are not the same shape)"
+            )
+        return array
+    return tensor
 
 
 def histogram(
