@@ -8,7 +8,10 @@ here injects such code at every line npsummary executes (with a trace function, 
 thread or on the shared background flusher, and prints one JSON line of what it logged. The
 parent reads the files back. A deadlock shows up as the parent's timeout.
 
-Run as ``python tests/_reentry_child.py <scenario> <thread> <logdir>``.
+Run as ``python tests/_reentry_child.py <scenario> <thread> <logdir>``. With
+``NPSUMMARY_REENTRY_SINK=segment`` the writers log to fsspec's ``memory://`` through a
+``SegmentSink`` (``thread`` "flusher" is then the remote sinks' uploader), and the run is copied
+to ``logdir`` at the end for the parent to read.
 """
 
 from __future__ import annotations
@@ -30,7 +33,10 @@ import npsummary
 from npsummary import SummaryWriter
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(npsummary.__file__)) + os.sep
-FLUSHER = "npsummary-flusher"
+SEGMENTS = os.environ.get("NPSUMMARY_REENTRY_SINK") == "segment"
+#: The background thread the "flusher" variants inject into.
+FLUSHER = "npsummary-uploader" if SEGMENTS else "npsummary-flusher"
+REMOTE = "memory://reentry/run"
 #: Log calls of the main loop; the injected code runs at every line they execute.
 STEPS = int(os.environ.get("NPSUMMARY_REENTRY_STEPS", "60"))
 #: Logging finalizers collected at every line.
@@ -81,6 +87,27 @@ def stop_injecting() -> None:
     threading.settrace(None)  # type: ignore[arg-type]
 
 
+def open_writer(logdir: str, flush_secs: float, max_queue: int = 10) -> SummaryWriter:
+    """The scenario's writer: a local file, or segments on memory:// (see the module doc)."""
+    if not SEGMENTS:
+        return SummaryWriter(logdir, max_queue=max_queue, flush_secs=flush_secs)
+    return SummaryWriter(npsummary.SegmentSink(REMOTE, flush_secs=flush_secs, segment_bytes=1500))
+
+
+def download(logdir: str) -> None:
+    """Copy the memory:// run, sub-runs included, to ``logdir``."""
+    if not SEGMENTS:
+        return
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(REMOTE)
+    for path in fs.find(root):
+        target = os.path.join(logdir, os.path.relpath(path, root))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as f:
+            f.write(fs.cat_file(path))
+
+
 def main_loop(w: SummaryWriter) -> None:
     """What the interrupted program does: scalars, sub-runs, flushes."""
     for i in range(STEPS):
@@ -108,7 +135,7 @@ class Logged:
 def scenario_signal(thread: str, logdir: str) -> dict[str, Any]:
     """A signal handler that logs, creates sub-runs, flushes, at every line of the main loop."""
     assert thread == "main", "Python runs signal handlers on the main thread only"
-    w = SummaryWriter(logdir, max_queue=5, flush_secs=0.05)
+    w = open_writer(logdir, 0.05, max_queue=5)
     logged = Logged()
     subruns: list[int] = []
 
@@ -126,6 +153,7 @@ def scenario_signal(thread: str, logdir: str) -> dict[str, Any]:
     main_loop(w)
     stop_injecting()
     w.close()
+    download(logdir)
     return {"injected": injection.count, "steps": logged.steps, "subruns": subruns}
 
 
@@ -253,7 +281,7 @@ def scenario_finalizer(kind: str, thread: str, logdir: str) -> dict[str, Any]:
     """``__del__`` methods or ``weakref`` callbacks that log, run by GC at every line."""
     gc.disable()
     injection = inject_at_every_line(thread, limit=10**6)
-    w = SummaryWriter(logdir, max_queue=1, flush_secs=0.01)
+    w = open_writer(logdir, 0.01, max_queue=1)
     logged = Logged()
     garbage = [_make_logging_garbage(kind, w, logged) for _ in range(GARBAGE)]
     total = len(garbage)
@@ -266,13 +294,17 @@ def scenario_finalizer(kind: str, thread: str, logdir: str) -> dict[str, Any]:
     injection.arm(collect)
     main_loop(w)
     deadline = time.monotonic() + 30
-    while garbage and time.monotonic() < deadline:
+    # Until the last finalizer has logged: the background thread may still be collecting it.
+    while (garbage or len(logged.steps.get("finalizer", [])) < total) and (
+        time.monotonic() < deadline
+    ):
         w.add_scalar("main", -1.0, STEPS)
         w.flush()
         time.sleep(0.01)
     stop_injecting()
     gc.enable()
     w.close()
+    download(logdir)
     return {"injected": injection.count, "steps": logged.steps, "total": total}
 
 

@@ -135,3 +135,35 @@ def test_finalizers_that_log_at_every_line(tmp_path: Path, kind: str, thread: st
     assert len(logged) == result["total"]
     assert runs["."]["finalizer"] == logged
     report(f"reentrancy.{kind}_every_line.{thread}", finalizers_logged=len(logged))
+
+
+# -- remote runs: the segment sink (fsspec memory://) keeps the same discipline --------------------
+
+
+def test_signal_handler_logging_to_a_remote_run_at_every_line_never_deadlocks(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("fsspec")
+    result = run_child("signal", "main", tmp_path, NPSUMMARY_REENTRY_SINK="segment")
+    runs = scalars_by_run(tmp_path)
+    check_main_loop(runs)
+    handler_steps = result["steps"]["handler"]
+    assert len(handler_steps) == result["injected"] > STEPS * 10
+    assert runs["."]["handler"] == handler_steps
+    for step in result["subruns"]:
+        assert step in runs[f"h_k{step % 3}"]["h"]
+    assert sum(len(runs[f"h_k{k}"]["h"]) for k in range(3)) == len(result["subruns"])
+    report("reentrancy.segment_signal_every_line", handler_calls=result["injected"])
+
+
+@pytest.mark.parametrize("thread", ["flusher", "main"])
+def test_finalizers_logging_to_a_remote_run_at_every_line(tmp_path: Path, thread: str) -> None:
+    # "flusher" is the remote sinks' uploader thread here: GC runs there too.
+    pytest.importorskip("fsspec")
+    result = run_child("del", thread, tmp_path, NPSUMMARY_REENTRY_SINK="segment")
+    runs = scalars_by_run(tmp_path)
+    check_main_loop(runs)
+    logged = result["steps"]["finalizer"]
+    assert len(logged) == result["total"]
+    assert runs["."]["finalizer"] == logged
+    report(f"reentrancy.segment_del_every_line.{thread}", finalizers_logged=len(logged))

@@ -156,13 +156,6 @@ class EventFile(PendingState):
 
     # -- records ----------------------------------------------------------------------------------
 
-    def add_deferred(self, payload: bytes) -> None:
-        """Queue one record from code that interrupted its thread inside a locked section."""
-        if self.closing:
-            raise ValueError(f"event file {self.path or self.directory} is closed")
-        self.deferred.append(payload)
-        FLUSHER.wake()
-
     def drain(self, *, fsync: bool) -> None:
         """Write every pending record; on failure keep them (bounded) and remember the error.
 
@@ -203,6 +196,9 @@ class EventFile(PendingState):
 
     def held_records(self) -> int:
         return len(self.pending) + len(self.inflight)
+
+    def where(self) -> str:
+        return self.path or self.directory
 
     # -- lifecycle --------------------------------------------------------------------------------
 

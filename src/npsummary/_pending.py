@@ -18,7 +18,7 @@ import threading
 import time
 
 from ._errors import EventWriteError
-from ._flusher import busy, run_deferred_signal
+from ._flusher import FLUSHER, Flusher, busy, run_deferred_signal
 
 __all__ = ["MAX_RETRY_SECS", "PendingState"]
 
@@ -31,6 +31,8 @@ class PendingState:
 
     #: What ``raise_error`` calls the destination ("event file", "remote event file").
     noun = "event file"
+    #: The background thread that writes this destination.
+    flusher: Flusher = FLUSHER
 
     def __init__(self, flush_secs: float, max_queue: int, max_pending_bytes: int) -> None:
         self.flush_secs = flush_secs
@@ -118,6 +120,18 @@ class PendingState:
     def held_records(self) -> int:
         """Records kept for a later write."""
         return len(self.pending)
+
+    def where(self) -> str:
+        """The destination, for messages."""
+        return self.path
+
+    def add_deferred(self, payload: bytes) -> None:
+        """Queue one record from code that interrupted its thread inside a locked section:
+        lock-free, written by the flusher (woken) after the records already pending."""
+        if self.closing:
+            raise ValueError(f"{self.noun} {self.where()} is closed")
+        self.deferred.append(payload)
+        self.flusher.wake()
 
     # -- sections (they take ``lock``) ------------------------------------------------------------
 

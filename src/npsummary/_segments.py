@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import errno
 import os
-import threading
 import time
 import weakref
 from collections import deque
 from typing import Any
 
 from ._eventfile import next_counter as _next_counter
+from ._flusher import busy, run_deferred_signal
 from ._format.record import frame_record
 from ._format.wire import encode_file_version_event
 from ._remote import Location
@@ -78,10 +78,29 @@ class _Segment:
         return self.data
 
 
+class _Uploader(Flusher):
+    """The remote sinks' background thread; at exit it uploads open records too."""
+
+    def drain_all(self) -> None:
+        if busy.depth:  # cannot upload from inside an upload; that call's end will
+            return
+        for state in list(self._states):
+            state.drain(fsync=True)
+
+
+_UPLOADER = _Uploader("npsummary-uploader")
+install_exit_hooks(_UPLOADER)
+
+
 class _SegmentState(PendingState):
-    """Open records, sealed segments waiting for upload, and the upload loop."""
+    """Open records, sealed segments waiting for upload, and the upload loop.
+
+    As for local files (``_eventfile``), every section holding ``lock`` or ``io_lock`` marks its
+    thread busy, so a signal handler or finalizer that interrupts it never waits for them.
+    """
 
     noun = "remote event file"
+    flusher = _UPLOADER
 
     def __init__(
         self,
@@ -114,6 +133,11 @@ class _SegmentState(PendingState):
     def held_records(self) -> int:
         return len(self.pending) + sum(len(s.records) for s in self.sealed)
 
+    def take_deferred(self) -> None:
+        before = len(self.pending)
+        super().take_deferred()
+        self.open_bytes += sum(len(r) + _FRAMING for r in self.pending[before:])
+
     def _seal(self, full_only: bool) -> None:
         """Cut the open records into segments of at most ``segment_bytes`` (holding ``lock``)."""
         records, size, start = self.pending, 0, 0
@@ -139,16 +163,25 @@ class _SegmentState(PendingState):
         Woken early by a full segment, only full segments are sealed; otherwise (deadline,
         ``flush()``, exit, retry) every open record is.
         """
-        with self.io_lock:
-            with self.lock:
-                if not self.stem:
-                    return  # a forked child that never logged
-                deadline_passed = 0.0 < self.deadline <= time.monotonic()
-                self._seal(full_only=self.wake_sent and not fsync and not deadline_passed)
-                self.wake_sent = False
-                if not self.pending:
-                    self.deadline = 0.0
-            self._upload_sealed()
+        b = busy
+        b.depth += 1
+        try:
+            with self.io_lock:
+                with self.lock:
+                    if not self.stem:
+                        return  # a forked child that never logged
+                    if self.deferred:
+                        self.take_deferred()
+                    deadline_passed = 0.0 < self.deadline <= time.monotonic()
+                    self._seal(full_only=self.wake_sent and not fsync and not deadline_passed)
+                    self.wake_sent = False
+                    if not self.pending:
+                        self.deadline = 0.0
+                self._upload_sealed()
+        finally:
+            b.depth -= 1  # inline: a KeyboardInterrupt could hit the entry of a called function
+            if not b.depth and b.deferred_signal is not None:
+                run_deferred_signal()
 
     def _upload_sealed(self) -> None:
         while True:
@@ -170,17 +203,33 @@ class _SegmentState(PendingState):
                 self.uploaded_objects += 1
 
     def give_up(self) -> None:
-        with self.lock:
-            self.unwritten += sum(len(s.records) for s in self.sealed)
-            self.sealed.clear()
+        b = busy
+        b.depth += 1
+        try:
+            with self.lock:
+                self.unwritten += sum(len(s.records) for s in self.sealed)
+                self.sealed.clear()
+        finally:
+            b.depth -= 1
+            if not b.depth and b.deferred_signal is not None:
+                run_deferred_signal()
         super().give_up()
 
     def close(self) -> None:
+        """Upload everything accepted so far, then stop. Idempotent."""
         if self.closed:
             return
+        self.closing = True  # from here on write() refuses (one statement: no lock needed)
         self.drain(fsync=True)
-        with self.io_lock:
-            self.give_up()
+        b = busy
+        b.depth += 1
+        try:
+            with self.io_lock:
+                self.give_up()
+        finally:
+            b.depth -= 1
+            if not b.depth and b.deferred_signal is not None:
+                run_deferred_signal()
         _UPLOADER.unregister(self)
 
     def reset_after_fork(self) -> None:
@@ -190,20 +239,6 @@ class _SegmentState(PendingState):
         self.path = self.location.url
         self.stem = ""
         self.location.reset_after_fork()
-
-
-class _Uploader(Flusher):
-    """The remote sinks' background thread; at exit it uploads open records too."""
-
-    def drain_all(self) -> None:
-        with self._lock:
-            states = list(self._states)
-        for state in states:
-            state.drain(fsync=True)
-
-
-_UPLOADER = _Uploader("npsummary-uploader")
-install_exit_hooks(_UPLOADER)
 
 
 class SegmentSink:
@@ -253,15 +288,13 @@ class SegmentSink:
         self._state = _SegmentState(location, suffix, flush_secs, segment_bytes, max_pending_bytes)
         self._state.start()
         self._children: dict[str, SegmentSink] = {}
-        self._children_lock = threading.Lock()
         _UPLOADER.register(self._state)
         # Only enqueues: a finalizer runs wherever the GC does and must take no lock (_flusher).
         self._finalizer = weakref.finalize(self, _UPLOADER.retire, self._state)
 
     def _upload_header(self) -> None:
         state = self._state
-        with state.lock:
-            state._cut([])
+        state._cut([])  # no other thread knows this state yet: no lock
         state.drain(fsync=True)
         if state.sealed:
             error = state.error
@@ -290,33 +323,65 @@ class SegmentSink:
         return self._state.uploaded_objects
 
     def write(self, payload: bytes) -> None:
+        """Queue one serialized event.
+
+        Raises:
+          EventWriteError: an earlier upload of this run failed (the error is raised once).
+          ValueError: the sink is closed (or being closed).
+        """
         state = self._state
+        b = busy
+        if b.depth:  # re-entered: never wait for a lock this thread may hold (see _flusher)
+            state.add_deferred(payload)
+            return
         if state.error is not None or state.dropped:
             state.raise_error()
-        if not state.stem or state.closed:
+        if not state.stem or state.closing:
             self._restart()
         if state.pending_bytes > state.max_pending_bytes and not state.failing:
             state.drain(fsync=False)  # uploads are slower than logging: wait rather than drop
-        with state.lock:
-            full = state.open_bytes + len(payload) + _FRAMING >= state.segment_bytes
-            wake = state.enqueue(payload, full)
-            if state.pending and state.pending[-1] is payload:
-                state.open_bytes += len(payload) + _FRAMING
+        b.depth = 1  # as FileSink.write: marked before the lock, unmarked after it is released
+        try:
+            with state.lock:
+                if state.closing:
+                    raise ValueError(f"event files at {state.location.url} are closed")
+                full = state.open_bytes + len(payload) + _FRAMING >= state.segment_bytes
+                wake = state.enqueue(payload, full)
+                if state.pending and state.pending[-1] is payload:
+                    state.open_bytes += len(payload) + _FRAMING
+        finally:
+            b.depth = 0
+            if b.deferred_signal is not None:
+                run_deferred_signal()
         if wake:
             _UPLOADER.wake()
 
     def _restart(self) -> None:
         state = self._state
-        if state.closed:
+        if state.closing:
             raise ValueError(f"event files at {state.location.url} are closed")
-        with state.lock:
-            if not state.stem:
-                state.start()  # a forked child: segments of its own
+        b = busy
+        b.depth += 1
+        try:
+            with state.lock:
+                if not state.stem:
+                    state.start()  # a forked child: segments of its own
+        finally:
+            b.depth -= 1
+            if not b.depth and b.deferred_signal is not None:
+                run_deferred_signal()
         _UPLOADER.register(state)
 
     def flush(self) -> None:
         """Upload the open records of this run and its sub-runs now; every sub-run is tried, then
-        the first error is raised."""
+        the first error is raised.
+
+        Called re-entrantly (by a signal handler or finalizer that interrupted this thread inside
+        npsummary), it only wakes the background thread, which uploads at the records' deadline.
+        """
+        if busy.depth:
+            _UPLOADER.wake()
+            return
         state = self._state
         errors: list[OSError] = []
         if not state.closed:
@@ -335,7 +400,8 @@ class SegmentSink:
 
     def close(self) -> None:
         """Upload what is open and stop (sub-runs too, even if one fails), then raise the first
-        error. Idempotent."""
+        error. Idempotent. Called re-entrantly, it refuses further writes at once and hands the
+        upload and the close to the background thread."""
         errors: list[OSError] = []
         for child in list(self._children.values()):
             try:
@@ -343,7 +409,11 @@ class SegmentSink:
             except OSError as exc:
                 errors.append(exc)
         state = self._state
-        if not state.closed:
+        if busy.depth:
+            state.closing = True
+            self._finalizer.detach()
+            _UPLOADER.retire(state)
+        elif not state.closed:
             state.close()
             self._finalizer.detach()
             try:
@@ -358,7 +428,9 @@ class SegmentSink:
         if sink is not None:
             return sink
         check_run_name(name)
-        with self._children_lock:
+        # The state's re-entrant lock: a signal handler creating a sub-run while its thread
+        # creates another passes (the worst outcome is a second sink for one name, see _pending).
+        with self._state.children_lock:
             sink = self._children.get(name)
             if sink is None:
                 # A sub-run's first segment carries its header: no upload in a logging call.
