@@ -57,7 +57,9 @@ def _legacy_file(path: str, first: int, count: int) -> None:
 def _tf2_file(logdir: str, suffix: str, first: int, count: int) -> None:
     with npsummary.SummaryWriter(logdir, filename_suffix=suffix, max_queue=10000) as w:
         for i in range(first, first + count):
-            w.add_scalar(TAGS[i % 50], (i % 997) * 0.25, i // 50, walltime=1.7e9 + i * 1e-3)
+            w.add_scalar(
+                TAGS[i % 50], (i % 997) * 0.25, i // 50, walltime=1.7e9 + i * 1e-3, new_style=True
+            )
 
 
 def make_scalars(root: str, events: int) -> str:
@@ -133,6 +135,8 @@ def tbparse_scalars(logdir: str) -> Canon:
     frames = [r.scalars, r.tensors]
     out: dict[tuple[str, str], tuple[list[int], list[float]]] = {}
     for df in frames:
+        if df.empty:  # no values of that kind (tbparse then gives a frame without columns)
+            continue
         for (run, tag), g in df.groupby(["dir_name", "tag"]):
             s, v = out.setdefault((run or ".", tag), ([], []))
             s.extend(g["step"].tolist())
