@@ -55,11 +55,12 @@ def _legacy_file(path: str, first: int, count: int) -> None:
 
 
 def _tf2_file(logdir: str, suffix: str, first: int, count: int) -> None:
-    with npsummary.SummaryWriter(logdir, filename_suffix=suffix, max_queue=10000) as w:
+    """TF2's scalar form (a DT_FLOAT tensor), written by the tf.summary-style API."""
+    writer = npsummary.create_file_writer(logdir, max_queue=10000, filename_suffix=suffix)
+    with writer.as_default():
         for i in range(first, first + count):
-            w.add_scalar(
-                TAGS[i % 50], (i % 997) * 0.25, i // 50, walltime=1.7e9 + i * 1e-3, new_style=True
-            )
+            npsummary.scalar(TAGS[i % 50], (i % 997) * 0.25, step=i // 50)
+    writer.close()
 
 
 def make_scalars(root: str, events: int) -> str:
