@@ -16,20 +16,24 @@ from hypothesis import HealthCheck, settings
 EVENT_FILE_INFIX = "tfevents"
 
 # -- hypothesis profiles --------------------------------------------------------------------------
-# "ci": the same examples on every run and every fresh clone (derandomize: a failure in CI fails
-# again locally with HYPOTHESIS_PROFILE=ci; no database, which derandomize makes useless), the
-# failing example's reproduction blob printed, and nothing that depends on timing (no deadline,
-# no too_slow health check: the machine is shared and noisy). "dev" (local default) and "heavy"
-# (NPSUMMARY_HEAVY=1, more examples) draw new examples on each run, so that new cases are still
-# explored; they print the blob too. Precedence: HYPOTHESIS_PROFILE, then NPSUMMARY_HEAVY, then
-# CI. Loaded here, before any test module is imported, because a test's @settings(...) takes
-# every field it does not set (derandomize, print_blob, database) from the profile loaded when
-# it is created. pytest's --hypothesis-profile still wins (the plugin loads it later). Each
-# profile derives from hypothesis's "default", not from whatever hypothesis loaded on import
+# The README's test command must give the same result on every machine and every run, so the
+# default profile is derandomized whether or not CI is set: "default" (also reachable as "ci")
+# draws the same examples every time, keeps no example database (derandomize makes it useless,
+# and a stored failure would replay on every later run of a user's checkout), prints the failing
+# example's reproduction blob, and depends on no timing (no deadline, no too_slow health check:
+# the machine is shared and noisy). Exploration is opt-in:
+#   HYPOTHESIS_PROFILE=explore python -m pytest -m fuzz
+# draws new random examples on each run, EXPLORE_FACTOR times as many (tests that set their own
+# max_examples scale it with examples()), with the database on so that a failure found replays
+# until it is fixed. "heavy" (NPSUMMARY_HEAVY=1) is explore for the long reliability variants.
+# Loaded here, before any test module is imported, because a test's @settings(...) takes every
+# field it does not set (derandomize, print_blob, database) from the profile loaded when it is
+# created; pytest's --hypothesis-profile still wins (the plugin loads it later). Each profile
+# derives from hypothesis's own "default", not from whatever hypothesis loaded on import
 # (hypothesis loads its own derandomized "ci" whenever CI is in the environment).
+EXPLORE_FACTOR = 10
 _BASE = settings.get_profile("default")
-settings.register_profile(
-    "ci",
+_REPRODUCIBLE = settings(
     _BASE,
     derandomize=True,
     database=None,
@@ -37,8 +41,24 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.register_profile("dev", _BASE, print_blob=True)
-settings.register_profile("heavy", _BASE, print_blob=True, max_examples=1000)
+settings.register_profile("reproducible", _REPRODUCIBLE)
+settings.register_profile("ci", _REPRODUCIBLE)
+settings.register_profile(
+    "explore",
+    _BASE,
+    print_blob=True,
+    deadline=None,
+    max_examples=_BASE.max_examples * EXPLORE_FACTOR,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "heavy",
+    _BASE,
+    print_blob=True,
+    deadline=None,
+    max_examples=1000,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def _is_set(name: str) -> bool:
@@ -46,15 +66,27 @@ def _is_set(name: str) -> bool:
 
 
 def hypothesis_profile() -> str:
-    """The profile this run uses (see above)."""
+    """The profile this run uses: HYPOTHESIS_PROFILE if set, else "heavy" under
+    NPSUMMARY_HEAVY=1, else the derandomized "reproducible" profile (CI or not)."""
     if os.environ.get("HYPOTHESIS_PROFILE"):
         return os.environ["HYPOTHESIS_PROFILE"]
     if _is_set("NPSUMMARY_HEAVY"):
         return "heavy"
-    return "ci" if _is_set("CI") else "dev"
+    return "reproducible"
 
 
 settings.load_profile(hypothesis_profile())
+
+
+def exploring() -> bool:
+    """True when the loaded profile draws random examples (explore, heavy)."""
+    return not settings.default.derandomize
+
+
+def examples(n: int) -> int:
+    """``max_examples`` for a test that sets its own: ``n`` in the reproducible profile, ``n``
+    times EXPLORE_FACTOR when exploring, so that ``-m fuzz`` under explore really explores."""
+    return n * EXPLORE_FACTOR if exploring() else n
 
 
 def pytest_report_header() -> str:

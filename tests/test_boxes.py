@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from npsummary import MemorySink, SummaryWriter, proto
 from npsummary._boxes import draw_boxes, resize_lanczos
 from npsummary._summaries.image_boxes import image_boxes_value
@@ -33,7 +34,8 @@ def _torch_pixels(img: np.ndarray, boxes: np.ndarray, **kwargs: Any) -> tuple[An
 coordinate = st.integers(-5, 45)
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(coordinate, coordinate, coordinate, coordinate), max_size=4))
 def test_outlines_match_torch_pixel_for_pixel(corners: list[tuple[int, int, int, int]]) -> None:
     rng = np.random.default_rng(len(corners))

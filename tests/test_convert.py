@@ -35,12 +35,14 @@ class _BrokenIndex:
         return "<broken>"
 
 
+@pytest.mark.fuzz
 @given(st.integers())
 def test_python_ints_come_back_unchanged(value: int) -> None:
     got = check_int(value, "n")
     assert got == value and type(got) is int
 
 
+@pytest.mark.fuzz
 @given(st.integers(-(2**63), 2**63 - 1), st.sampled_from(_NP_INTS))
 def test_numpy_integers_and_index_objects_become_ints(value: int, dtype: type) -> None:
     info = np.iinfo(dtype)
@@ -50,6 +52,7 @@ def test_numpy_integers_and_index_objects_become_ints(value: int, dtype: type) -
         assert got == value and type(got) is int
 
 
+@pytest.mark.fuzz
 @given(st.integers(), st.integers(-50, 50), st.integers(0, 50))
 def test_range_is_inclusive_and_out_of_range_is_value_error(
     value: int, minimum: int, width: int
@@ -64,6 +67,7 @@ def test_range_is_inclusive_and_out_of_range_is_value_error(
         assert str(info.value) == f"'loss': n must be {bound}, got {value}"
 
 
+@pytest.mark.fuzz
 @given(
     st.one_of(
         st.booleans(),

@@ -24,6 +24,7 @@ def _config(logdir: Path) -> Any:
     return text_format.Parse(text, projector_config_pb2.ProjectorConfig())
 
 
+@pytest.mark.fuzz
 @given(st.text(min_size=0, max_size=300))
 def test_encoded_tags_are_one_safe_path_component(tag: str) -> None:
     name = encode_tag(tag)
@@ -32,6 +33,7 @@ def test_encoded_tags_are_one_safe_path_component(tag: str) -> None:
     assert len(name.encode("utf-8")) <= 200
 
 
+@pytest.mark.fuzz
 @given(st.text(max_size=30), st.integers(-5, 10**6))
 def test_blocks_parse_back_to_the_tag(tag: str, step: int) -> None:
     from google.protobuf import text_format

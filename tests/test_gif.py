@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from conftest import examples
 from npsummary._format.gif import encode_gif, quantize
 
 Image = pytest.importorskip("PIL.Image")
@@ -36,7 +37,8 @@ def few_colour_clips(draw: st.DrawFn) -> np.ndarray:
     return np.asarray(palette[index])
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(60), deadline=None)
 @given(few_colour_clips(), st.integers(0, 500))
 def test_at_most_256_colours_round_trip_exactly(clip: np.ndarray, delay: int) -> None:
     frames, info = decode(encode_gif(clip, delay))

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from conftest import examples
 from npsummary import SummaryWriter, reader
 from npsummary._format.gif import encode_gif
 from npsummary._format.gifread import decode_gif
@@ -50,7 +51,8 @@ def _assert_same_as_pillow(data: bytes) -> np.ndarray:
 # -- round trips through our encoder ---------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.integers(1, 4),
     st.integers(1, 24),
@@ -74,7 +76,8 @@ def test_round_trip_lossless(
     assert durations.tolist() == [delay * 10] * t
 
 
-@settings(max_examples=25, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(25), deadline=None)
 @given(
     hnp.arrays(
         np.uint8, st.tuples(st.integers(1, 3), st.integers(1, 40), st.integers(1, 40), st.just(3))
@@ -200,7 +203,8 @@ def test_every_truncation_raises_value_error() -> None:
                 decode_gif(data[:n])
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(300), deadline=None)
 @given(st.data())
 def test_corrupt_bytes_raise_value_error_or_decode(data: st.DataObject) -> None:
     raw = bytearray(_small_gif())

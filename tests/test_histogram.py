@@ -13,6 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from conftest import examples
 from npsummary import _histogram as H
 from npsummary import reader as TB
 from npsummary._histogram import _source, bin_rules, tbx, tf1, tf2
@@ -276,7 +277,8 @@ def test_tf2_bucket_count_value_errors() -> None:
     assert H.tf2_buckets([1.0, 2.0], np.int64(3))[0].shape == (3, 3)
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(60), deadline=None)
 @given(
     hnp.arrays(
         st.sampled_from([np.float32, np.float64]),
@@ -500,7 +502,8 @@ def test_binned_rule_bin_cap_validation() -> None:
         H.binned_histogram([1.0, 2.0], "auto", rule_bin_cap=1.5)  # type: ignore[arg-type]
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(60), deadline=None)
 @given(
     hnp.arrays(
         np.float64,
@@ -520,7 +523,8 @@ def test_binned_property_against_np_histogram(x: np.ndarray, bins: int) -> None:
     assert h.num == h.bucket.sum() == x.size
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(40), deadline=None)
 @given(
     hnp.arrays(
         np.float64,
@@ -543,7 +547,8 @@ def test_binned_rule_property_against_numpy(x: np.ndarray, rule: str) -> None:
     assert h.bucket.sum() == x.size
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(60), deadline=None)
 @given(
     hnp.arrays(
         st.sampled_from([np.float32, np.float64]),

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import event_files, read_events
+from conftest import event_files, examples, read_events
 from npsummary import MemorySink, SummaryWriter, proto
 from npsummary._summaries.hparams import hparams_summaries
 
@@ -36,7 +36,8 @@ def _parsed(summary: bytes) -> tuple[str, Any]:
     return value.tag, content
 
 
-@settings(max_examples=50, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(50), deadline=None)
 @given(
     st.dictionaries(st.text(min_size=1, max_size=6), VALUES, max_size=5),
     st.lists(st.text(min_size=1, max_size=6), max_size=3, unique=True),

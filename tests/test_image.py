@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from conftest import examples
 from npsummary._grid import feature_map_grid, figure_to_hwc, kernel_grid, make_grid
 from npsummary._image import (
     tf1_normalize_image,
@@ -170,7 +171,8 @@ def test_to_uint8_integer_bool_and_uint8_rules() -> None:
     assert got is u8 and nans == 0
 
 
-@settings(max_examples=100, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(100), deadline=None)
 @given(
     hnp.arrays(
         np.float32,
@@ -191,7 +193,8 @@ def test_to_uint8_is_exact_round_half_up(x: np.ndarray) -> None:
         assert pixel == expected, value
 
 
-@settings(max_examples=50, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(50), deadline=None)
 @given(st.lists(st.floats(-10, 10, width=16), min_size=2, max_size=50))
 def test_to_uint8_is_monotone_never_wraps(values: list[float]) -> None:
     x = np.sort(np.array(values, np.float16))
@@ -369,7 +372,8 @@ def test_make_grid_matches_tensorboardx_without_padding() -> None:
         np.testing.assert_array_equal(ours, tbx.make_grid(nchw).transpose(1, 2, 0))
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(60), deadline=None)
 @given(
     n=st.integers(1, 20),
     h=st.integers(1, 6),

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from conftest import examples
 from npsummary._format import png as _png
 from npsummary._format.png import encode_png
 
@@ -139,7 +140,8 @@ def make_pixels(kind: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
     return ((grid + rng.integers(0, 3, shape)) % 256).astype(np.uint8)
 
 
-@settings(max_examples=150, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(150), deadline=None)
 @given(
     height=st.integers(1, 24),
     width=st.integers(1, 24),
@@ -159,7 +161,8 @@ def test_roundtrip_small_any_layout(
     np.testing.assert_array_equal(types, reference_filter_types(hwc))
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(40), deadline=None)
 @given(
     height=st.integers(1, 300),
     width=st.integers(1, 300),

@@ -12,13 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from conftest import examples
 from npsummary._format.png import encode_png
 from npsummary._format.pngread import decode_png
 from npsummary._format.wav import encode_wav
 from npsummary._format.wavread import decode_wav
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(60), deadline=None)
 @given(
     hnp.arrays(
         np.uint8,

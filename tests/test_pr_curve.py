@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from conftest import only_event_file, read_events
+from conftest import examples, only_event_file, read_events
 from npsummary import MemorySink, SummaryWriter, proto
 from npsummary._summaries.pr_curve import pr_curve_raw_value, pr_curve_value
 
@@ -25,7 +25,8 @@ def _curve(value_bytes: bytes) -> tuple[np.ndarray, int]:
     return np.array(value.tensor.float_val, dtype=np.float32).reshape(shape), content.num_thresholds
 
 
-@settings(max_examples=60, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.integers(1, 60).flatmap(
         lambda n: st.tuples(

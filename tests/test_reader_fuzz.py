@@ -9,9 +9,11 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from npsummary import reader
 from npsummary._format.record import frame_record, masked_crc32c
 from npsummary._format.wire import wall_time_field
@@ -21,7 +23,9 @@ from npsummary.proto import Event
 from npsummary.reader import _fastscalar, _framing
 
 SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 
 
@@ -63,18 +67,21 @@ def _not_events(stats: reader.ReadStats) -> int:
     return sum("not an Event" in p for p in stats.problems)
 
 
+@pytest.mark.fuzz
 @SETTINGS
 @given(st.binary(max_size=4096))
 def test_random_bytes(tmp_path: Path, data: bytes) -> None:
     _check(tmp_path, data)
 
 
+@pytest.mark.fuzz
 @SETTINGS
 @given(st.integers(0, len(BASE)))
 def test_truncation(tmp_path: Path, cut: int) -> None:
     _check(tmp_path, BASE[:cut])
 
 
+@pytest.mark.fuzz
 @SETTINGS
 @given(st.lists(st.integers(0, len(BASE) * 8 - 1), min_size=1, max_size=8))
 def test_bit_flips(tmp_path: Path, bits: list[int]) -> None:
@@ -84,6 +91,7 @@ def test_bit_flips(tmp_path: Path, bits: list[int]) -> None:
     _check(tmp_path, bytes(data))
 
 
+@pytest.mark.fuzz
 @SETTINGS
 @given(st.integers(0, 2**64 - 1), st.integers(0, 200))
 def test_absurd_lengths_with_valid_crc(tmp_path: Path, length: int, where: int) -> None:
@@ -109,7 +117,8 @@ def _scalar_record(tag: str, value: float, step: int, wall: float, legacy: bool)
     return payload
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.lists(
         st.tuples(

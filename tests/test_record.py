@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from npsummary._format import record as _record
 from npsummary._format.record import (
     MAX_RECORD_LENGTH,
@@ -97,7 +98,8 @@ def test_python_crc_table_matches_tensorboard() -> None:
     assert _record._crc32c_python(b"123456789") == 0xE3069283
 
 
-@settings(max_examples=200)
+@pytest.mark.fuzz
+@settings(max_examples=examples(200))
 @given(st.binary(max_size=2000))
 def test_pure_python_crc_equals_native(data: bytes) -> None:
     assert _record._crc32c_python(data) == crc32c.crc32c(data)
@@ -119,7 +121,8 @@ def test_pure_python_fallback_is_used_without_native_modules(
 # --- round trips ----------------------------------------------------------------------------
 
 
-@settings(max_examples=150)
+@pytest.mark.fuzz
+@settings(max_examples=examples(150))
 @given(payload_lists)
 def test_round_trip(records: list[bytes]) -> None:
     stream = b"".join(frame_record(p) for p in records)
@@ -128,7 +131,8 @@ def test_round_trip(records: list[bytes]) -> None:
     assert _both_readers(stream, verify=False) == [records, records]
 
 
-@settings(max_examples=100)
+@pytest.mark.fuzz
+@settings(max_examples=examples(100))
 @given(payloads)
 def test_masked_crc_matches_tensorboard_stub(payload: bytes) -> None:
     pywrap_tensorflow = pytest.importorskip("tensorboard.compat.tensorflow_stub.pywrap_tensorflow")
@@ -216,7 +220,8 @@ def test_bit_flip_is_detected(bit: int) -> None:
         assert len(got) == (0 if damaged_offset == 0 else 1)
 
 
-@settings(max_examples=200)
+@pytest.mark.fuzz
+@settings(max_examples=examples(200))
 @given(
     payload_lists.filter(bool),
     st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), min_size=1, max_size=4),

@@ -42,10 +42,11 @@ from hypothesis.extra import numpy as hnp
 
 import npsummary
 from _reliability_child import HEAVY, check_event_file, event_files, report
+from conftest import examples
 from npsummary import MemorySink, SummaryWriter, v1
 from npsummary import experimental as _exp
 
-EXAMPLES = 400 if HEAVY else 100
+EXAMPLES = 400 if HEAVY else examples(100)
 COUNTS: Counter[str] = Counter()
 KNOWN: Counter[str] = Counter()
 
@@ -497,6 +498,7 @@ FAMILIES = {
 ALL = [(family, name) for family, targets in FAMILIES.items() for name in targets]
 
 
+@pytest.mark.fuzz
 @pytest.mark.parametrize(("family", "name"), ALL, ids=[f"{f}.{n}" for f, n in ALL])
 def test_fuzz(family: str, name: str) -> None:
     target = FAMILIES[family][name]
@@ -581,6 +583,7 @@ odd_options = st.one_of(
 )  # fmt: skip
 
 
+@pytest.mark.fuzz
 def test_fuzz_constructor_arguments(tmp_path: Path) -> None:
     made = []
 
@@ -626,6 +629,7 @@ def test_fuzz_constructor_arguments(tmp_path: Path) -> None:
 # -- end to end with real files -------------------------------------------------------------------
 
 
+@pytest.mark.fuzz
 def test_end_to_end_file_sink_read_by_tensorboard(tmp_path: Path) -> None:
     """A sample of fuzz inputs against real files; TensorBoard then loads every run."""
     from tensorboard.backend.event_processing import plugin_event_accumulator as pea

@@ -37,6 +37,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _reliability_child import HEAVY, report
+from conftest import exploring
 from npsummary import MemorySink, SummaryWriter
 from npsummary._format.record import (
     CorruptRecordError,
@@ -48,7 +49,7 @@ from npsummary._format.record import (
     read_records,
 )
 
-SCALE = 10 if HEAVY else 1
+SCALE = 10 if HEAVY or exploring() else 1
 WATCHDOG_SECS = 10.0
 SLACK = 64 << 10
 EXAMPLES: Counter[str] = Counter()
@@ -165,6 +166,7 @@ def test_valid_file_reads_back() -> None:
     assert check_reader(VALID)[True] == (PAYLOADS, None)
 
 
+@pytest.mark.fuzz
 @_settings(1000)
 @given(data=st.binary(max_size=2048))
 def test_random_bytes(data: bytes) -> None:
@@ -172,6 +174,7 @@ def test_random_bytes(data: bytes) -> None:
     check_reader(data)
 
 
+@pytest.mark.fuzz
 @_settings(500)
 @given(cut=st.integers(0, len(VALID)))
 def test_truncated_anywhere(cut: int) -> None:
@@ -185,6 +188,7 @@ def test_truncated_anywhere(cut: int) -> None:
         assert error == (TruncatedRecordError, BOUNDARIES[k])
 
 
+@pytest.mark.fuzz
 @_settings(500)
 @given(bit=st.integers(0, len(VALID) * 8 - 1))
 def test_single_bit_flip_always_detected(bit: int) -> None:
@@ -200,6 +204,7 @@ def test_single_bit_flip_always_detected(bit: int) -> None:
         assert bit // 8 < BOUNDARIES[k] + 8
 
 
+@pytest.mark.fuzz
 @_settings(200)
 @given(bits=st.lists(st.integers(0, len(VALID) * 8 - 1), min_size=2, max_size=12, unique=True))
 def test_several_bit_flips(bits: list[int]) -> None:
@@ -214,6 +219,7 @@ def test_several_bit_flips(bits: list[int]) -> None:
         assert error is not None
 
 
+@pytest.mark.fuzz
 @_settings(200)
 @given(
     start=st.integers(0, len(VALID)),
@@ -233,6 +239,7 @@ def _header(length: int) -> bytes:
     return raw + struct.pack("<I", masked_crc32c(raw))
 
 
+@pytest.mark.fuzz
 @_settings(200)
 @given(
     length=st.one_of(
@@ -267,6 +274,7 @@ def _drain(records: Iterator[bytes]) -> None:
 BIG = frame_record(b"\x01" * (3 << 20))
 
 
+@pytest.mark.fuzz
 @_settings(25)
 @given(
     kind=st.sampled_from(["big record", "truncated big", "flipped big", "crafted", "random"]),

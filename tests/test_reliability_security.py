@@ -33,12 +33,13 @@ from hypothesis import strategies as st
 
 import npsummary
 from _reliability_child import CHILD, HEAVY, check_event_file, event_files, report
+from conftest import examples
 from npsummary import FileSink, MemorySink, SummaryWriter
 from npsummary._format.record import iter_records, read_records
 from npsummary._sink import check_run_name
 
 SRC = Path(npsummary.__file__).parent
-EXAMPLES = 2000 if HEAVY else 500
+EXAMPLES = 2000 if HEAVY else examples(500)
 COUNTS: Counter[str] = Counter()
 
 #: Public calls that turn a user-supplied name into a sub-run directory: one line each.
@@ -76,6 +77,7 @@ def _names(sink: MemorySink, prefix: str = "") -> Iterator[str]:
         yield from _names(child, prefix + name + "/")
 
 
+@pytest.mark.fuzz
 @pytest.mark.parametrize("call", sorted(SUBRUN_CALLS))
 def test_subrun_names_are_one_safe_component(call: str) -> None:
     @settings(max_examples=EXAMPLES, deadline=None)
@@ -102,6 +104,7 @@ def _snapshot(root: Path) -> set[str]:
     }
 
 
+@pytest.mark.fuzz
 def test_subrun_names_never_escape_on_disk(tmp_path: Path) -> None:
     sandbox = tmp_path / "sandbox"
     logdir = sandbox / "deep" / "logdir"

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import raw_records, read_scalars, scalar_values, wait_for
+from conftest import examples, raw_records, read_scalars, scalar_values, wait_for
 
 fsspec = pytest.importorskip("fsspec", reason="remote logdirs need fsspec (npsummary[remote])")
 from fsspec.implementations.memory import MemoryFileSystem  # noqa: E402
@@ -319,7 +319,8 @@ def test_unreachable_store_fails_the_constructor_naming_the_url() -> None:
         _sink_on(fs)
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(40), deadline=None)
 @given(
     sizes=st.lists(st.integers(0, 400), max_size=60),
     bound=st.integers(1, 600),

@@ -24,6 +24,7 @@ def _expected_value(tag: str, value: float, description: str | None, display: st
     return out
 
 
+@pytest.mark.fuzz
 @given(
     st.text(max_size=40),
     st.floats(width=32, allow_nan=False),
@@ -44,6 +45,7 @@ def test_event_bytes_equal_protobufs(
     assert encoder.encode(tag, value, description, display) == expected_value.SerializeToString()
 
 
+@pytest.mark.fuzz
 @given(st.text(max_size=40), st.floats(allow_nan=False), st.booleans())
 def test_torch_scalar_parses_back(tag: str, value: float, double: bool) -> None:
     parsed = summary_pb2.Summary.Value.FromString(

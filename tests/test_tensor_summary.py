@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from conftest import examples
 from npsummary import MemorySink, SummaryWriter
 from npsummary._summaries.torch_tensor import tensor_value
 
@@ -41,7 +42,8 @@ def test_bytes_equal_torch(array: np.ndarray) -> None:
     assert tensor_value("t", array) == theirs.SerializeToString()
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(40), deadline=None)
 @given(
     hnp.arrays(
         st.sampled_from([np.int8, np.int16, np.int32, np.int64, np.uint8, np.float32]),

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npsummary
+from conftest import examples
 from npsummary import MemorySink, experimental
 from npsummary import proto as P
 from npsummary._format.wav import encode_wav, float_to_int16
@@ -55,7 +56,8 @@ def test_wav_matches_tensorflow_rounding_and_header() -> None:
     assert len(encode_wav(np.zeros((0, 2), np.float32), 16000)) == 44
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(200), deadline=None)
 @given(st.floats(width=32, allow_nan=False))
 def test_wav_sample_is_round_half_away_then_clamp(x: float) -> None:
     y = float(np.float32(x)) * 32768.0

@@ -268,6 +268,7 @@ def test_get_summary_description_refuses_other_types(arg: Any) -> None:
         v1.get_summary_description(arg)
 
 
+@pytest.mark.fuzz
 @given(st.binary(max_size=64))
 def test_get_summary_description_of_any_bytes_is_a_description_or_a_value_error(
     data: bytes,

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from conftest import only_event_file, read_events
+from conftest import examples, only_event_file, read_events
 from npsummary import SummaryWriter
 from npsummary._summaries.video import prepare_video
 
@@ -27,7 +27,8 @@ def _anchor(video: np.ndarray) -> np.ndarray:
     return np.asarray(frames)
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.integers(1, 6),
     st.integers(1, 3),

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npsummary
+from conftest import examples
 from npsummary import MemorySink, SummaryWriter, proto
 from npsummary import _tf2 as tf2
 from npsummary._convert import INT64_MAX, INT64_MIN
@@ -78,6 +79,7 @@ def test_event_proto_golden_bytes() -> None:
 # --- varints --------------------------------------------------------------------------------
 
 
+@pytest.mark.fuzz
 @given(st.integers(INT64_MIN, INT64_MAX))
 def test_varint_matches_protobuf(value: int) -> None:
     encoded = proto.Event(step=value).SerializeToString()
@@ -88,6 +90,7 @@ def test_varint_matches_protobuf(value: int) -> None:
     )
 
 
+@pytest.mark.fuzz
 @given(st.integers(1, 2**29 - 1), st.binary(max_size=300))
 def test_length_delimited(field: int, payload: bytes) -> None:
     encoded = encode_length_delimited(field, payload)
@@ -97,7 +100,8 @@ def test_length_delimited(field: int, payload: bytes) -> None:
 # --- Event envelope -------------------------------------------------------------------------
 
 
-@settings(max_examples=300)
+@pytest.mark.fuzz
+@settings(max_examples=examples(300))
 @given(wall_times, steps, st.lists(st.tuples(tags, float32s), max_size=3))
 def test_encode_event_matches_serializer(
     wall_time: float, step: int, values: list[tuple[str, float]]
@@ -122,7 +126,8 @@ def test_encode_event_matches_serializer(
     assert parsed == theirs
 
 
-@settings(max_examples=200)
+@pytest.mark.fuzz
+@settings(max_examples=examples(200))
 @given(wall_times, tags)
 def test_file_version_event_matches_serializer(wall_time: float, writer: str) -> None:
     theirs = _tb_event(wall_time=wall_time, file_version="brain.Event:2")
@@ -149,7 +154,8 @@ def test_tf_first_event_shape() -> None:
 # --- scalar values --------------------------------------------------------------------------
 
 
-@settings(max_examples=300)
+@pytest.mark.fuzz
+@settings(max_examples=examples(300))
 @given(tags, float32s)
 def test_scalar_value_matches_serializer(tag: str, value: float) -> None:
     summary_pb2 = pytest.importorskip("tensorboard.compat.proto.summary_pb2")
@@ -161,7 +167,8 @@ def test_scalar_value_matches_serializer(tag: str, value: float) -> None:
     assert encoded[len(prefix) : len(prefix) + 4] == struct.pack("<f", value)
 
 
-@settings(max_examples=100)
+@pytest.mark.fuzz
+@settings(max_examples=examples(100))
 @given(tags, float32s, st.none() | st.text(max_size=30), st.none() | st.text(max_size=30))
 def test_scalar_encoder_metadata_matches_serializer(
     tag: str, value: float, description: str | None, display_name: str | None

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from conftest import (
     event_files,
+    examples,
     f32,
     only_event_file,
     read_events,
@@ -248,7 +249,8 @@ def test_values_beyond_float32_saturate_without_warnings(logdir: Path) -> None:
     assert [p.value for p in read_scalars(logdir / "m_k")["m"]] == [math.inf]
 
 
-@settings(max_examples=300)
+@pytest.mark.fuzz
+@settings(max_examples=examples(300))
 @given(
     st.one_of(
         st.floats(allow_nan=False),
@@ -268,7 +270,8 @@ def test_stored_value_is_the_float32_cast(value: float) -> None:
     assert stored == expected or (math.isnan(stored) and math.isnan(expected))
 
 
-@settings(max_examples=150)
+@pytest.mark.fuzz
+@settings(max_examples=examples(150))
 @given(
     st.text(min_size=1, max_size=30),
     st.floats(width=32),
@@ -382,6 +385,7 @@ _KEYS = st.lists(_KEY_PIECES, max_size=4).map("".join) | st.text(
 )
 
 
+@pytest.mark.fuzz
 @given(st.lists(_KEYS, min_size=2, max_size=8, unique=True))
 def test_add_scalars_distinct_keys_get_distinct_subruns(keys: list[str]) -> None:
     sink = MemorySink()
