@@ -93,8 +93,8 @@ def test_explicit_ranks() -> None:
         (0, "some", TypeError, "ranks must be None, 'all'"),
         (0, 3, TypeError, "ranks must be None, 'all'"),
         (0, [], ValueError, "at least one rank"),
-        (0, [0, "1"], TypeError, "ranks must hold ranks"),
-        (0, [0, -2], ValueError, "ranks must hold ranks"),
+        (0, [0, "1"], TypeError, r"ranks\[1\] must be an int"),
+        (0, [0, -2], ValueError, r"ranks\[1\] must be >= 0"),
     ],
 )
 def test_bad_arguments(rank: Any, ranks: Any, error: type[Exception], match: str) -> None:

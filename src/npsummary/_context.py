@@ -97,7 +97,7 @@ def name_scope(name: str | None) -> Iterator[str]:
     scope string (``"a/b/"``). The scope is per thread and also applies to ``npsummary.v1``.
     """
     old = state.name_scope
-    if not name:
+    if name is None or (isinstance(name, str) and not name):
         scope = ""
     else:
         name = check_tag(name, "name_scope name")
@@ -119,7 +119,8 @@ def summary_scope(
     for the duration of the block, built from ``name`` stripped of characters outside
     ``[-_/.A-Za-z0-9]`` (or ``default_name`` if nothing is left). ``values`` is ignored.
     """
-    name = name or default_name
+    default_name = check_tag(default_name, "summary_scope default_name")
+    name = default_name if name is None else check_tag(name, "summary_scope name") or default_name
     tag = scoped_tag(name)
     scope_name = _INVALID_SCOPE_CHARACTERS.sub("", name) or default_name
     with name_scope(scope_name) as scope:

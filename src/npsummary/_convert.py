@@ -27,10 +27,13 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "as_array",
+    "as_float64_array",
     "as_list",
     "as_native_array",
+    "as_numeric_array",
     "as_real_array",
     "check_choice",
+    "check_flag",
     "check_int",
     "check_tag",
     "check_text",
@@ -39,6 +42,7 @@ __all__ = [
     "to_duration",
     "to_float",
     "to_float32_range",
+    "to_positive_float",
     "to_step",
     "to_walltime",
 ]
@@ -183,7 +187,7 @@ def check_tag(tag: Any, what: str = "tag") -> str:
     """Return ``tag`` if it is a string that UTF-8 can encode, else raise naming it."""
     if not isinstance(tag, str):
         raise TypeError(f"{what} must be a str, got {_describe(tag)}")
-    text = str(tag)  # a str subclass becomes a plain str
+    text = str.__str__(tag)  # a str subclass becomes a plain str (its own __str__ is not run)
     if not text.isascii():
         try:
             text.encode("utf-8")
@@ -239,6 +243,15 @@ def as_real_array(value: Any, tag: str, name: str) -> np.ndarray:
         raise _refused(f"{tag!r}: {name}", value, "real numbers", exc) from exc
 
 
+def as_float64_array(value: Any, tag: str, name: str) -> np.ndarray:
+    """:func:`as_real_array` as float64; elements that are no real numbers (strings, dates)
+    are a ``TypeError`` naming ``tag`` and the argument ``name``."""
+    array = as_real_array(value, tag, name)
+    if array.dtype.kind not in "biuf" and real_dtype(array.dtype) is None:
+        raise TypeError(f"{tag!r}: {name} must be real numbers, got dtype {array.dtype}")
+    return array.astype(np.float64, copy=False)
+
+
 def as_list(value: Any, tag: str, name: str) -> list[Any]:
     """The items of an iterable argument as a list; a failing ``__iter__``/``__len__`` (or no
     iterability) is a ``TypeError`` naming ``tag`` and the argument ``name``."""
@@ -274,6 +287,17 @@ def as_native_array(value: Any, tag: str, name: str | None = None) -> np.ndarray
     array = as_array(value, tag, name)
     target = real_dtype(array.dtype)
     return array if target is None else array.astype(target)
+
+
+def as_numeric_array(value: Any, tag: str, name: str) -> np.ndarray:
+    """The one conversion for an array argument of real numbers (data, rows, boxes, vertices):
+    :func:`as_native_array` (extension floats such as bfloat16 read as float32), then bool, int
+    or float dtypes only; anything else (strings, dates, objects, complex) is a ``TypeError``
+    naming ``tag`` and the argument ``name``."""
+    array = as_native_array(value, tag, name)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{tag!r}: {name} must be numeric, got an array of dtype {array.dtype}")
+    return array
 
 
 def to_float(value: Any, tag: str, name: str | None = None) -> float:
@@ -324,6 +348,25 @@ def to_float(value: Any, tag: str, name: str | None = None) -> float:
         except Exception as exc:  # a user's __float__ may raise anything
             raise _refused(subject, value, "a real number", exc) from exc
     raise TypeError(f"{subject}: expected a real number, got {_describe(value)}")
+
+
+def to_positive_float(value: Any, tag: str, name: str) -> float:
+    """:func:`to_float` for an option that must be positive and finite (fps, rescale, ...)."""
+    number = to_float(value, tag, name)
+    if not 0 < number < math.inf:
+        raise ValueError(f"{tag!r}: {name} must be positive and finite, got {number!r}")
+    return number
+
+
+def check_flag(value: Any, name: str, *, tag: str | None = None) -> bool:
+    """The truth of an on/off option, as ``if value:`` reads it; an object whose truth is
+    undefined (an array of several values) or raises is a ``TypeError`` naming it."""
+    if isinstance(value, bool):
+        return value
+    try:
+        return bool(value)
+    except Exception as exc:
+        raise _refused(_who(tag, name), value, "True or False", exc) from exc
 
 
 def to_float32_range(value: float) -> float:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._convert import check_int
+from ._convert import check_choice, check_int
 from ._image import as_image_array, parse_layout, to_uint8, who
 
 __all__ = ["feature_map_grid", "figure_to_hwc", "kernel_grid", "make_grid"]
@@ -101,9 +101,8 @@ def _normalize_groups(values: np.ndarray, groups: int, mode: str) -> np.ndarray:
     return scaled.reshape(values.shape)
 
 
-def _check_normalize(normalize: str, allowed: tuple[str, ...]) -> None:
-    if normalize not in allowed:
-        raise ValueError(f"normalize must be one of {allowed}, got {normalize!r}")
+def _check_normalize(normalize: Any, allowed: tuple[str, ...], tag: str | None) -> None:
+    check_choice(normalize, "normalize", allowed, tag=tag)
 
 
 def _grid_uint8(tiles: np.ndarray, ncols: int, padding: int, pad_value: float) -> np.ndarray:
@@ -139,7 +138,7 @@ def kernel_grid(
         (out, in) slice is its own gray tile, in order out-major.
     """
     oihw = _kernel_as_oihw(as_image_array(weights), layout, tag)
-    _check_normalize(normalize, _NORMALIZE)
+    _check_normalize(normalize, _NORMALIZE, tag or None)
     n_out, n_in, kh, kw = oihw.shape
     if rgb is None:
         rgb = n_in == 3
@@ -211,7 +210,7 @@ def feature_map_grid(
         )
     if arr.dtype.kind not in "buif":
         raise TypeError(f"{who('feature map', tag)}: values must be numeric, got {arr.dtype}")
-    _check_normalize(normalize, ("tile", "layer", "none"))
+    _check_normalize(normalize, ("tile", "layer", "none"), tag or None)
     chw = arr.transpose([fmt.index(c) for c in "NCHW" if c in fmt])
     if chw.ndim == 4:
         sample = check_int(sample, "sample", tag=tag or None)

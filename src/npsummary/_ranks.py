@@ -19,6 +19,10 @@ import sys
 from collections.abc import Iterable
 from typing import Any, Literal, TypeVar
 
+import numpy as np
+
+from ._convert import as_list, check_int
+
 __all__ = [
     "RANK_VARIABLES",
     "NullSink",
@@ -82,26 +86,21 @@ def detect_rank() -> int:
     return 0
 
 
-def _check_rank(rank: Any) -> int:
-    if isinstance(rank, bool) or (not isinstance(rank, int) and not hasattr(rank, "__index__")):
-        raise TypeError(f"rank must be an int, got {rank!r}")
-    value = int(rank.__index__())
-    if value < 0:
-        raise ValueError(f"rank must be >= 0, got {value}")
-    return value
+def _check_rank(rank: Any, name: str = "rank") -> int:
+    return check_int(rank, name, minimum=0)
 
 
 def _check_ranks(ranks: Any) -> frozenset[int] | Literal["all"] | None:
-    if ranks is None or ranks == "all":
-        return ranks  # type: ignore[no-any-return]
-    if isinstance(ranks, (str, bytes)) or not isinstance(ranks, Iterable):
-        raise TypeError(f"ranks must be None, 'all' or a list of ints, got {ranks!r}")
-    chosen = []
-    for item in ranks:
-        try:
-            chosen.append(_check_rank(item))
-        except (TypeError, ValueError) as exc:
-            raise type(exc)(f"ranks must hold ranks (ints >= 0), got {item!r}") from None
+    if ranks is None:
+        return None
+    if isinstance(ranks, str) and ranks == "all":
+        return "all"
+    if isinstance(ranks, (str, bytes)) or (isinstance(ranks, np.ndarray) and ranks.ndim == 0):
+        raise TypeError(f"ranks must be None, 'all' or a list of ints, got {ranks!r:.60}")
+    if not isinstance(ranks, (Iterable, np.ndarray)):
+        raise TypeError(f"ranks must be None, 'all' or a list of ints, got {ranks!r:.60}")
+    items = as_list(ranks, "ranks", "ranks")
+    chosen = [_check_rank(item, f"ranks[{i}]") for i, item in enumerate(items)]
     if not chosen:
         raise ValueError("ranks must name at least one rank, got an empty list")
     return frozenset(chosen)

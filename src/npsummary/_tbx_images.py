@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._convert import as_array, check_int, check_text, tagged
+from ._convert import as_array, check_flag, check_int, check_text, tagged
 from ._tbx_base import TbxWriterBase
 from ._types import ArrayLike, DataFormats, KernelLayout, NormalizeMode, StepLike
 
@@ -145,6 +145,7 @@ class ImageMethods(TbxWriterBase):
                     f"{tag!r}: add_figure expects a matplotlib Figure (or a list of them), "
                     f"got {type(f).__name__}"
                 )
+        close = check_flag(close, "close", tag=tag)
         rendered = [figure_to_hwc(f) for f in figures]
         if close:
             import matplotlib.pyplot as plt

@@ -26,12 +26,20 @@ OWN_RUN = "."
 
 
 def _run_path(run_name: str) -> list[str]:
-    """Path components of a sub-run name; none may be empty, ``.`` or ``..``."""
+    """Path components of a sub-run name, each one safe directory name (not empty, ``.`` or
+    ``..``, no NUL, at most 255 UTF-8 bytes, no ``::`` that fsspec reads as a chained URL)."""
+    check_tag(run_name, "add_hparams: run_name")
     parts = run_name.replace("\\", "/").split("/")
-    if any(part in ("", ".", "..") for part in parts) or os.path.isabs(run_name):
+    if any(
+        part in ("", ".", "..") or "\0" in part or "::" in part for part in parts
+    ) or os.path.isabs(run_name):
         raise ValueError(
             f"add_hparams: run_name must be a relative path inside the logdir without '.' or "
-            f"'..' parts (or '.' for the writer's own run), got {run_name!r}"
+            f"'..' parts, NUL or '::' (or '.' for the writer's own run), got {run_name!r}"
+        )
+    if any(len(part.encode("utf-8")) > 255 for part in parts):
+        raise ValueError(
+            f"add_hparams: each directory of run_name is at most 255 bytes, got {run_name!r:.80}"
         )
     return parts
 
@@ -107,7 +115,10 @@ class PluginMethods(TbxWriterBase):
         if isinstance(hparam_domain_discrete, str):
             # tensorboardX's order: (hparam_dict, metric_dict, name, global_step)
             if isinstance(run_name, str):
-                raise TypeError("add_hparams: two run names given (third and fourth argument)")
+                raise TypeError(
+                    "add_hparams: two run names given: a str hparam_domain_discrete "
+                    "(tensorboardX's name, third argument) and run_name"
+                )
             if run_name is not None:
                 if global_step is not None:
                     raise TypeError("add_hparams: global_step given twice")
@@ -119,6 +130,8 @@ class PluginMethods(TbxWriterBase):
             run_name = name
         if run_name is not None and not isinstance(run_name, str):
             raise TypeError(f"add_hparams: run_name must be a str, got {type(run_name).__name__}")
+        if run_name is not None and run_name != OWN_RUN:
+            _run_path(run_name)  # refused before anything is created
         metrics = metric_values(metric_dict)
         summaries = hparams_summaries(hparam_dict, [t for t, _ in metrics], hparam_domain_discrete)
         step = self._resolve("add_hparams", global_step, None)[1]
@@ -225,6 +238,8 @@ class PluginMethods(TbxWriterBase):
         self, tags: list[str], category: str = "default", title: str = "untitled"
     ) -> None:
         """Shorthand for one multiline chart of ``tags`` in ``category``."""
+        category = check_tag(category, "add_custom_scalars_multilinechart: category")
+        title = check_tag(title, "add_custom_scalars_multilinechart: title")
         self.add_custom_scalars({category: {title: ["Multiline", tags]}})
 
     def add_custom_scalars_marginchart(
@@ -235,6 +250,8 @@ class PluginMethods(TbxWriterBase):
         Raises:
           ValueError: ``tags`` does not have exactly three entries.
         """
+        category = check_tag(category, "add_custom_scalars_marginchart: category")
+        title = check_tag(title, "add_custom_scalars_marginchart: title")
         if not isinstance(tags, (list, tuple)) or len(tags) != 3:
             raise ValueError(f"add_custom_scalars_marginchart needs 3 tags, got {tags!r}")
         self.add_custom_scalars({category: {title: ["Margin", tags]}})

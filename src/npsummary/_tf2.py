@@ -33,7 +33,15 @@ from ._context import (
     state,
     summary_scope,
 )
-from ._convert import as_list, check_int, check_tag, check_text, to_float, to_float32_range, to_step
+from ._convert import (
+    as_list,
+    check_int,
+    check_tag,
+    check_text,
+    to_float,
+    to_float32_range,
+    to_step,
+)
 from ._core import EventWriter
 from ._messages import check_event_size
 from ._summaries.metadata import metadata_message
@@ -223,10 +231,11 @@ def audio(
     """
     from ._summaries.audio import audio_clips, audio_value
 
-    if encoding is None:
-        encoding = "wav"
-    if encoding != "wav":
-        raise ValueError(f"Unknown encoding: {encoding!r}")
+    if encoding is not None and not (isinstance(encoding, str) and encoding == "wav"):
+        # Raised even without a default writer, as TF does.
+        raise ValueError(
+            f"{name!r:.80}: Unknown encoding: encoding must be 'wav', got {encoding!r:.60}"
+        )
 
     def build(_: EventWriter, tag: str) -> bytes:
         note = check_text(description, "description", tag=tag)
@@ -288,7 +297,7 @@ def _serialized_summaries(tensor: Any, label: str) -> list[bytes]:
             item = item.SerializeToString()
         if not isinstance(item, (bytes, bytearray)):
             raise TypeError(
-                f"{label}: element {i} must be a serialized Summary (bytes), "
+                f"{label}: tensor[{i}] must be a serialized Summary (bytes), "
                 f"got {type(item).__name__}"
             )
         parts.append(bytes(item))
@@ -297,7 +306,9 @@ def _serialized_summaries(tensor: Any, label: str) -> list[bytes]:
         try:
             proto.Summary.FromString(part)
         except Exception as exc:
-            raise ValueError(f"{label}: bad Summary binary proto at index {i}: {exc}") from exc
+            raise ValueError(
+                f"{label}: tensor: bad Summary binary proto at index {i}: {exc}"
+            ) from exc
     return parts
 
 

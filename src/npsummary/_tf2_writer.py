@@ -166,5 +166,5 @@ def flush(writer: SummaryFileWriter | None = None, name: str | None = None) -> N
         if writer is None:
             return
     if not isinstance(writer, SummaryFileWriter):
-        raise ValueError(f"flush() expects a SummaryWriter, got {type(writer).__name__}")
+        raise ValueError(f"flush(): writer must be a SummaryWriter, got {type(writer).__name__}")
     writer.flush()

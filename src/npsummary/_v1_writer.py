@@ -168,12 +168,12 @@ class FileWriter(ClosingContext):
         """Write a ``GraphDef`` (``graph``, or the deprecated ``graph_def``) as ``graph_def``."""
         from . import proto
 
-        source = graph if graph is not None else graph_def
+        source, what = (graph, "graph") if graph is not None else (graph_def, "graph_def")
         if source is None:
             raise ValueError("add_graph needs a graph or a graph_def")
         if hasattr(source, "as_graph_def"):
             source = source.as_graph_def()
-        event = proto.Event(graph_def=serialized_message(source, "graph"))
+        event = proto.Event(graph_def=serialized_message(source, what))
         self._write(event, global_step)
 
     def add_meta_graph(self, meta_graph_def: Any, global_step: StepLike = None) -> None:

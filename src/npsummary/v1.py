@@ -141,7 +141,7 @@ def _summary_tag(name: Any, family: Any = None) -> str:
     """The tag TF1's ``summary_scope`` gives a summary called ``name`` (see module docstring)."""
     name = clean_tag(check_tag(name, "name"))
     if family is not None:
-        family = clean_tag(check_tag(family, "family"))
+        family = clean_tag(check_tag(family, f"{name!r}: family"))
         base = f"{family}/{name}"
     else:
         base = name
@@ -151,9 +151,18 @@ def _summary_tag(name: Any, family: Any = None) -> str:
     return tag if family is None else f"{family}/{tag}"
 
 
-def _collect(summary: bytes, collections: Iterable[str] | None) -> bytes:
-    keys = [SUMMARIES] if collections is None else list(collections)
-    for key in keys:
+def _collection_keys(collections: Any, tag: str) -> list[str]:
+    """The collection names a summary is added to (``None``: the default one)."""
+    if collections is None:
+        return [SUMMARIES]
+    if isinstance(collections, (str, bytes)):
+        raise TypeError(f"{tag!r}: collections must be a list of str, got {collections!r:.60}")
+    keys = as_list(collections, tag, "collections")
+    return [check_tag(key, f"{tag!r}: collections[{i}]") for i, key in enumerate(keys)]
+
+
+def _collect(summary: bytes, collections: Iterable[str] | None, tag: str) -> bytes:
+    for key in _collection_keys(collections, tag):
         pending = v1_state.collections.setdefault(key, [])
         if pending and not _fresh(pending[0][0]):
             pending[:] = [entry for entry in pending if _fresh(entry[0])]
@@ -188,7 +197,7 @@ def scalar(
     """``tf.compat.v1.summary.scalar``: a ``simple_value`` summary (float32)."""
     tag = _summary_tag(name, family)
     value = to_float32_range(to_float(_tf1_scalar(tensor, tag), tag))
-    return _collect(_one_value(legacy_scalar_value(tag, value)), collections)
+    return _collect(_one_value(legacy_scalar_value(tag, value)), collections, tag)
 
 
 def _tf1_scalar(tensor: Any, tag: str) -> Any:
@@ -232,7 +241,7 @@ def histogram(
         raise ValueError(f"Nan in summary histogram for: {tag}")
     if h.nonfinite.total:
         raise ValueError(f"Infinity in summary histogram for: {tag}")
-    return _collect(_one_value(legacy_histogram_value(tag, h)), collections)
+    return _collect(_one_value(legacy_histogram_value(tag, h)), collections, tag)
 
 
 def image(
@@ -245,7 +254,7 @@ def image(
     """``tf.compat.v1.summary.image``: one PNG ``Summary.Image`` per image of ``[k, h, w, c]``
     (c = 1, 3 or 4). uint8 is stored as is; floats are normalised per image as TF1 does."""
     tag = _summary_tag(name, family)
-    return _collect(encode_summary(tf1_image_values(tag, tensor, max_outputs)), collections)
+    return _collect(encode_summary(tf1_image_values(tag, tensor, max_outputs)), collections, tag)
 
 
 def audio(
@@ -269,13 +278,13 @@ def audio(
     if not 1 <= rate < math.inf:
         raise ValueError(f"{tag!r}: sample_rate must be a finite number >= 1, got {sample_rate!r}")
     values = legacy_audio_values(tag, clips, rate, int(max_outputs))
-    return _collect(encode_summary(values), collections)
+    return _collect(encode_summary(values), collections, tag)
 
 
 def text(name: str, tensor: ArrayLike, collections: Iterable[str] | None = None) -> bytes:
     """``tf.compat.v1.summary.text``: a string tensor of any shape with text metadata."""
     tag = _summary_tag(name)
-    return _collect(_one_value(text_value(tag, string_array(tensor, tag))), collections)
+    return _collect(_one_value(text_value(tag, string_array(tensor, tag))), collections, tag)
 
 
 def tensor_summary(
@@ -305,7 +314,7 @@ def tensor_summary(
     array = as_tensor_array(tensor, tag)
     # The metadata field is present even when empty, as TF1's op writes it.
     value = tensor_value(tag, tensor_bytes(array, tag), bytes(md.SerializeToString()))
-    return _collect(_one_value(value), collections)
+    return _collect(_one_value(value), collections, tag)
 
 
 def _summary_bytes_of(item: Any, what: str) -> bytes:
@@ -327,7 +336,7 @@ def merge(
     seen: set[str] = set()
     for i, item in enumerate(as_list(inputs, "merge" if name is None else name, "inputs")):
         summary = parse_message(
-            proto.Summary, _summary_bytes_of(item, f"merge input {i}"), f"merge input {i}"
+            proto.Summary, _summary_bytes_of(item, f"merge inputs[{i}]"), f"merge inputs[{i}]"
         )
         for value in summary.value:
             if value.tag in seen:
@@ -336,7 +345,7 @@ def merge(
         merged.MergeFrom(summary)
     out = bytes(merged.SerializeToString())
     if collections is not None:
-        _collect(out, collections)
+        _collect(out, collections, "merge" if name is None else str(name))
     return out
 
 
@@ -350,12 +359,21 @@ def merge_all(
     The collection is emptied and tag names may be used again, so the next step's summaries get
     the same tags. ``scope`` keeps only tags matching it (``re.match``).
     """
+    key = check_tag(key, "merge_all: key")
+    pattern = None
+    if scope is not None:
+        scope = check_tag(scope, "merge_all: scope")
+        try:
+            pattern = re.compile(scope)
+        except re.error as exc:
+            raise ValueError(
+                f"merge_all: scope {scope!r} is not a regular expression: {exc}"
+            ) from None
     pending = [s for r, s in v1_state.collections.pop(key, []) if _fresh(r)]
     v1_state.names_in_use.clear()
-    if scope is not None:
+    if pattern is not None:
         from . import proto
 
-        pattern = re.compile(scope)
         kept = []
         for item in pending:
             summary = proto.Summary.FromString(item)

@@ -314,7 +314,7 @@ class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods, PluginMethods):
             raise ValueError(
                 f"{tag!r}: audio must have shape (L,), (1, L) or (L, C), got {sound.shape}"
             )
-        rate = check_int(sample_rate, "sample_rate", tag=tag, minimum=1)
+        rate = check_int(sample_rate, "sample_rate", tag=tag, minimum=1, maximum=0xFFFFFFFF)
         (clip,) = audio_clips(sound[None], 1, tag)
         self._get_writer().write_values([legacy_audio_value(tag, clip, rate)], step, wall)
 

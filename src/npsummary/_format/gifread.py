@@ -229,9 +229,11 @@ def decode_gif(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     Raises:
         ValueError: not a GIF, a truncated or corrupt file, no frame, or an absurd size.
     """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"decode_gif: data must be bytes, got {type(data).__name__}")
     data = bytes(data)
     if not is_gif(data):
-        raise ValueError("not a GIF file (bad signature)")
+        raise ValueError("decode_gif: data is not a GIF file (bad signature)")
     if len(data) < 13:
         raise ValueError("GIF data ends inside the logical screen descriptor")
     width, height, flags, background = struct.unpack_from("<HHBB", data, 6)

@@ -255,13 +255,15 @@ def _parse_bins(bins: object) -> int | str | F64Array:
     try:
         edges = np.asarray(bins, dtype=np.float64)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"bin edges must be real numbers, got {bins!r}") from e
+        raise TypeError(f"bins: bin edges must be real numbers, got {bins!r}") from e
     if edges.ndim != 1 or edges.size < 2:
-        raise ValueError(f"bin edges must be 1-D with at least 2 entries, got shape {edges.shape}")
+        raise ValueError(
+            f"bins: bin edges must be 1-D with at least 2 entries, got shape {edges.shape}"
+        )
     if np.isnan(edges).any():
         raise ValueError(f"bin edges must not contain NaN, got {edges.tolist()!r}")
     if np.any(edges[1:] < edges[:-1]):
-        raise ValueError(f"bin edges must be non-decreasing, got {edges.tolist()!r}")
+        raise ValueError(f"bins: bin edges must be non-decreasing, got {edges.tolist()!r}")
     return edges
 
 

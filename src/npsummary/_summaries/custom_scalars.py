@@ -27,11 +27,11 @@ CONFIG_TAG = "custom_scalars__config__"
 def _tags(where: str, tags: Any) -> list[str]:
     if isinstance(tags, (str, bytes)) or not isinstance(tags, Sequence):
         raise TypeError(f"{where}: tags must be a list of str, got {type(tags).__name__}")
-    return [check_tag(tag, f"{where}: tag") for tag in tags]
+    return [check_tag(tag, f"{where}: tags[{i}]") for i, tag in enumerate(tags)]
 
 
 def _chart(layout: Any, category: str, title: str, spec: Any) -> None:
-    where = f"custom scalars chart {category!r}/{title!r}"
+    where = f"custom scalars layout: chart {category!r}/{title!r}"
     if isinstance(spec, (str, bytes)) or not isinstance(spec, Sequence) or len(spec) != 2:
         raise TypeError(f"{where}: expected [kind, tags] with kind 'Multiline' or 'Margin'")
     kind, tags = spec
@@ -59,14 +59,21 @@ def layout_value(layout: Any) -> bytes:
         raise TypeError(f"custom scalars layout must be a dict, got {type(layout).__name__}")
     message = proto.Layout()
     for category_title, charts in layout.items():
-        category = message.category.add(title=check_tag(category_title, "category title"))
+        category = message.category.add(
+            title=check_tag(category_title, "custom scalars layout: category title")
+        )
         if not isinstance(charts, Mapping):
             raise TypeError(
-                f"custom scalars category {category_title!r} must be a dict of chart title -> "
-                f"[kind, tags], got {type(charts).__name__}"
+                f"custom scalars layout: category {category_title!r} must be a dict of chart "
+                f"title -> [kind, tags], got {type(charts).__name__}"
             )
         for title, spec in charts.items():
-            _chart(category, category.title, check_tag(title, "chart title"), spec)
+            _chart(
+                category,
+                category.title,
+                check_tag(title, "custom scalars layout: chart title"),
+                spec,
+            )
     value = proto.SummaryValue(tag=CONFIG_TAG)
     value.metadata.plugin_data.plugin_name = PLUGIN_CUSTOM_SCALARS
     tensor = value.tensor

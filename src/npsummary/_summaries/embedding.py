@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array
+from .._convert import as_array, as_numeric_array, check_tag
 
 __all__ = [
     "MAX_SPRITE_SIZE",
@@ -62,11 +62,9 @@ def step_dir(step: int) -> str:
 
 
 def check_matrix(tag: str, mat: Any) -> np.ndarray:
-    array = as_array(mat, tag)
+    array = as_numeric_array(mat, tag, "mat")
     if array.ndim != 2:
         raise ValueError(f"{tag!r}: mat must be 2-D [N, D], got shape {array.shape}")
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"{tag!r}: mat must be numeric, got dtype {array.dtype}")
     return array
 
 
@@ -77,8 +75,14 @@ def tensors_tsv(mat: np.ndarray) -> Iterator[bytes]:
         yield "".join("\t".join(map(str, row)) + "\n" for row in rows).encode("utf-8")
 
 
-def _cell(value: Any) -> str:
-    return str(value).replace("\t", " ").replace("\r", " ").replace("\n", " ")
+def _cell(value: Any, tag: str, name: str) -> str:
+    """One TSV cell: the value's text on one line, UTF-8 encodable."""
+    try:
+        text = str.__str__(value) if isinstance(value, str) else str(value)
+    except Exception as exc:  # a user's __str__ may raise anything
+        raise TypeError(f"{tag!r}: {name}: cannot turn {type(value).__name__} into text") from exc
+    check_tag(text, f"{tag!r}: {name} entry")
+    return text.replace("\t", " ").replace("\r", " ").replace("\n", " ")
 
 
 def _header(tag: str, header: Any) -> list[str]:
@@ -86,7 +90,7 @@ def _header(tag: str, header: Any) -> list[str]:
     if header is None:
         return []
     if hasattr(header, "__array__") and not isinstance(header, (list, tuple)):
-        array = as_array(header, tag)
+        array = as_array(header, tag, "metadata_header")
         if array.ndim != 1:
             raise ValueError(
                 f"{tag!r}: metadata_header must be 1-D (one name per column), got shape "
@@ -97,7 +101,7 @@ def _header(tag: str, header: Any) -> list[str]:
         raise TypeError(
             f"{tag!r}: metadata_header must be a list of column names, got {type(header).__name__}"
         )
-    return [_cell(name) for name in header]
+    return [_cell(name, tag, "metadata_header") for name in header]
 
 
 def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
@@ -108,7 +112,7 @@ def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
         does not have one value per header column.
     """
     if hasattr(metadata, "__array__") and not isinstance(metadata, (list, tuple)):
-        array = as_array(metadata, tag)
+        array = as_array(metadata, tag, "metadata")
         # Shape first: a list of a huge array would cost a Python object per element.
         if array.ndim not in (1, 2) or array.shape[0] != count:
             raise ValueError(
@@ -122,7 +126,7 @@ def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
         raise ValueError(f"{tag!r}: metadata has {len(metadata)} entries but mat has {count} rows")
     columns = _header(tag, header)
     if not columns:
-        return "".join(_cell(item) + "\n" for item in metadata).encode("utf-8")
+        return "".join(_cell(item, tag, "metadata") + "\n" for item in metadata).encode("utf-8")
     lines = ["\t".join(columns)]
     for index, row in enumerate(metadata):
         if (
@@ -134,12 +138,12 @@ def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
                 f"{tag!r}: with metadata_header of {len(columns)} columns, each metadata entry "
                 f"must be a list of {len(columns)} values; entry {index} is {row!r}"
             )
-        lines.append("\t".join(_cell(item) for item in row))
+        lines.append("\t".join(_cell(item, tag, "metadata") for item in row))
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def _tiles(tag: str, label_img: Any, count: int) -> np.ndarray:
-    images = as_array(label_img, tag)
+    images = as_array(label_img, tag, "label_img")
     if images.ndim != 4:
         raise ValueError(f"{tag!r}: label_img must be [N, C, H, W], got shape {images.shape}")
     if images.shape[0] != count:

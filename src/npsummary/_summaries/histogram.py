@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._convert import as_array, as_real_array, check_int, tagged, to_float
+from .._convert import as_array, as_float64_array, as_real_array, check_int, tagged, to_float
 from .._errors import BinCountCappedWarning, warn_user
 from .._format.wire import encode_value
 from .metadata import PLUGIN_HISTOGRAMS, metadata_bytes
@@ -133,8 +133,8 @@ def raw_histogram_value(
     numbers = {name: to_float(value, tag, name) for name, value in fields.items()}
     if not numbers["num"] >= 0 or not math.isfinite(numbers["num"]):
         raise ValueError(f"{tag!r}: num must be a finite count >= 0, got {numbers['num']}")
-    limits = tagged(tag, np.asarray, as_real_array(bucket_limits, tag, "bucket_limits"), np.float64)
-    counts = tagged(tag, np.asarray, as_real_array(bucket_counts, tag, "bucket_counts"), np.float64)
+    limits = as_float64_array(bucket_limits, tag, "bucket_limits")
+    counts = as_float64_array(bucket_counts, tag, "bucket_counts")
     if limits.ndim != 1 or counts.ndim != 1:
         raise ValueError(
             f"{tag!r}: bucket_limits and bucket_counts must be 1-D, got shapes "

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array, check_tag, to_float, to_float32_range
+from .._convert import as_native_array, check_tag, to_float, to_float32_range
 from .metadata import PLUGIN_HPARAMS
 
 __all__ = [
@@ -43,23 +43,24 @@ SESSION_END_INFO_TAG = "_hparams_/session_end_info"
 HParamValue = bool | float | str
 
 
-def _hparam_value(key: str, value: Any) -> HParamValue | None:
+def _hparam_value(key: str, value: Any, where: str = "hparam_dict") -> HParamValue | None:
     """Classify one value; ``None`` means skip it (as torch does)."""
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)):
         return float(value)  # torch: a bool is an int, so a number
     if isinstance(value, str):
-        return str(value)
-    if isinstance(value, (numbers.Real, np.integer, np.floating)):
-        return float(value)
-    if hasattr(value, "__array__") and not isinstance(value, (bytes, dict)):
-        array = as_array(value, f"hparam {key!r}")
+        return check_tag(value, f"{where}[{key!r}]")
+    if isinstance(value, (np.timedelta64, np.datetime64)):
+        pass  # a duration or a date is no hyperparameter value: refused below
+    elif isinstance(value, (numbers.Real, np.integer, np.floating)):
+        return to_float(value, key, f"{where} value")  # beyond float64: saturated, as scalars
+    elif hasattr(value, "__array__") and not isinstance(value, (bytes, dict)):
+        array = as_native_array(value, key, f"{where} value")
         if array.size == 1 and array.dtype.kind in "biuf":
-            item = array.reshape(()).item()
-            return float(item)
+            return to_float(array, key, f"{where} value")
     raise TypeError(
-        f"hparam {key!r}: value must be a bool, int, float, str or NumPy scalar, "
+        f"{where}[{key!r}]: value must be a bool, int, float, str or NumPy scalar, "
         f"got {type(value).__name__}"
     )
 
@@ -70,7 +71,7 @@ def _domain(key: str, value: HParamValue, domain: Any) -> list[HParamValue]:
             f"hparam_domain_discrete[{key!r}] must be a list of the values {key!r} can take, "
             f"got {type(domain).__name__}"
         )
-    out = [_hparam_value(key, item) for item in domain]
+    out = [_hparam_value(key, item, "hparam_domain_discrete") for item in domain]
     if any(type(item) is not type(value) for item in out):
         raise TypeError(
             f"hparam_domain_discrete[{key!r}] must hold values of the same type as "
@@ -109,7 +110,7 @@ def metric_values(metric_dict: Any) -> list[tuple[str, float]]:
     out = []
     for key, value in metric_dict.items():
         tag = check_tag(key, "add_hparams: metric_dict key")
-        out.append((tag, to_float32_range(to_float(value, tag))))
+        out.append((tag, to_float32_range(to_float(value, tag, "metric_dict value"))))
     return out
 
 

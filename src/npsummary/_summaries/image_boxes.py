@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._boxes import draw_boxes, resize_lanczos
-from .._convert import as_array
+from .._convert import as_array, as_numeric_array, to_positive_float
 from .._format.png import encode_png
 
 __all__ = ["image_boxes_value"]
@@ -28,7 +28,7 @@ def _hwc(tag: str, data: Any, dataformats: Any) -> np.ndarray:
     if not isinstance(dataformats, str):
         raise TypeError(f"{tag!r}: dataformats must be a str, got {type(dataformats).__name__}")
     layout = dataformats.upper()
-    array = as_array(data, tag)
+    array = as_array(data, tag, "img_tensor")
     if sorted(layout) not in (sorted("CHW"), sorted("HW")) or array.ndim != len(layout):
         raise ValueError(
             f"{tag!r}: dataformats must be a permutation of 'CHW' or 'HW' matching the image's "
@@ -64,9 +64,7 @@ def _pixels(array: np.ndarray, report_nan: Callable[[int], None]) -> np.ndarray:
 
 
 def _boxes(tag: str, data: Any) -> np.ndarray:
-    boxes = as_array(data, tag)
-    if boxes.dtype.kind not in "biuf":
-        raise TypeError(f"{tag!r}: box_tensor must be numeric, got dtype {boxes.dtype}")
+    boxes = as_numeric_array(data, tag, "box_tensor")
     if boxes.ndim != 2 or boxes.shape[1] != 4:
         raise ValueError(
             f"{tag!r}: box_tensor must be [N, 4] (xmin, ymin, xmax, ymax), got {boxes.shape}"
@@ -106,15 +104,19 @@ def image_boxes_value(
     """
     from .. import proto
 
-    if isinstance(rescale, bool) or not isinstance(rescale, (int, float, np.integer, np.floating)):
+    if isinstance(rescale, (bool, np.bool_)):
         raise TypeError(f"{tag!r}: rescale must be a number, got {rescale!r}")
+    rescale = to_positive_float(rescale, tag, "rescale")
     box_array = _boxes(tag, boxes)
     names = _labels(tag, labels, len(box_array))
     pixels = _pixels(_hwc(tag, img, dataformats), lambda count: report_nan(tag, count))
     height, width, channels = pixels.shape
-    new_height, new_width = int(height * rescale), int(width * rescale)
-    if not (0 < new_height <= 1 << 15 and 0 < new_width <= 1 << 15):
-        raise ValueError(f"{tag!r}: rescale {rescale} gives a {new_width}x{new_height} image")
+    scaled_height, scaled_width = height * rescale, width * rescale
+    if not (1 <= scaled_height < (1 << 15) + 1 and 1 <= scaled_width < (1 << 15) + 1):
+        raise ValueError(
+            f"{tag!r}: rescale {rescale} gives a {scaled_width:.4g}x{scaled_height:.4g} image"
+        )
+    new_height, new_width = int(scaled_height), int(scaled_width)
     drawn = resize_lanczos(draw_boxes(pixels, box_array, names), new_height, new_width)
     value = proto.SummaryValue(tag=tag)
     image = value.image

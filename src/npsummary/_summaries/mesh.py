@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array
+from .._convert import as_numeric_array
 from .metadata import PLUGIN_MESH
 
 __all__ = ["mesh_summary"]
@@ -30,9 +30,7 @@ _NAMES = {_VERTEX: "VERTEX", _FACE: "FACE", _COLOR: "COLOR"}
 
 
 def _component(tag: str, name: str, data: Any) -> np.ndarray:
-    array = as_array(data, tag)
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"{tag!r}: {name} must be numeric, got an array of dtype {array.dtype}")
+    array = as_numeric_array(data, tag, name)
     if array.ndim != 3 or array.shape[2] != 3:
         raise ValueError(f"{tag!r}: {name} must have shape [B, N, 3], got {array.shape}")
     return array

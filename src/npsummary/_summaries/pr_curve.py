@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array
+from .._convert import as_numeric_array, check_int
 from .metadata import PLUGIN_PR_CURVES
 
 __all__ = ["MAX_THRESHOLDS", "compute_curve", "pr_curve_raw_value", "pr_curve_value"]
@@ -32,20 +32,11 @@ _CHUNK = 1 << 20
 
 
 def check_num_thresholds(tag: str, num_thresholds: Any) -> int:
-    if isinstance(num_thresholds, bool) or not isinstance(num_thresholds, (int, np.integer)):
-        raise TypeError(f"{tag!r}: num_thresholds must be an int, got {num_thresholds!r}")
-    if not 2 <= num_thresholds <= MAX_THRESHOLDS:
-        raise ValueError(
-            f"{tag!r}: num_thresholds must be in [2, {MAX_THRESHOLDS}], got {num_thresholds}"
-        )
-    return int(num_thresholds)
+    return check_int(num_thresholds, "num_thresholds", tag=tag, minimum=2, maximum=MAX_THRESHOLDS)
 
 
 def _flat(tag: str, name: str, data: Any) -> np.ndarray:
-    array = as_array(data, tag)
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"{tag!r}: {name} must be numeric, got an array of dtype {array.dtype}")
-    return array.reshape(-1)
+    return as_numeric_array(data, tag, name).reshape(-1)
 
 
 def _check_inputs(
@@ -163,14 +154,17 @@ def pr_curve_raw_value(tag: str, rows: tuple[Any, ...], num_thresholds: Any = 12
     n = check_num_thresholds(tag, num_thresholds)
     arrays = []
     for name, row in zip(_RAW_NAMES, rows, strict=True):
-        array = as_array(row, tag)
-        if array.dtype.kind not in "biuf":
-            raise TypeError(f"{tag!r}: {name} must be numeric, got dtype {array.dtype}")
+        array = as_numeric_array(row, tag, name)
         if array.ndim != 1:
             raise ValueError(f"{tag!r}: {name} must be 1-D, got shape {array.shape}")
         if not np.all(np.isfinite(array)):
             raise ValueError(f"{tag!r}: {name} contains NaN or infinity")
         arrays.append(array)
+    if len({array.size for array in arrays}) > 1:
+        sizes = ", ".join(f"{n}: {a.size}" for n, a in zip(_RAW_NAMES, arrays, strict=True))
+        raise ValueError(
+            f"{tag!r}: the six PR-curve rows must have one non-zero length, got {sizes}"
+        )
     lengths = {array.size for array in arrays}
     if max(lengths) > MAX_THRESHOLDS:
         raise ValueError(

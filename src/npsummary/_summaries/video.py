@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array
+from .._convert import as_numeric_array, to_positive_float
 from .._format.gif import encode_gif
 
 __all__ = ["prepare_video", "video_value"]
@@ -36,17 +36,15 @@ def _ntchw(tag: str, data: Any, dataformats: Any) -> np.ndarray:
     layout = dataformats.upper()
     if len(layout) == 4 and "N" not in layout:
         layout = "N" + layout  # one clip
-        data = as_array(data, tag)[None]
+        data = as_numeric_array(data, tag, "vid_tensor")[None]
     if sorted(layout) != sorted(_ORDER):
         raise ValueError(
             f"{tag!r}: dataformats must be a permutation of 'NTCHW' (or of 'TCHW'), "
             f"got {dataformats!r}"
         )
-    array = as_array(data, tag)
+    array = as_numeric_array(data, tag, "vid_tensor")
     if array.ndim != 5:
         raise ValueError(f"{tag!r}: a video must be 5-D ({dataformats}), got shape {array.shape}")
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"{tag!r}: video data must be numeric, got dtype {array.dtype}")
     video = array.transpose([layout.index(axis) for axis in _ORDER])
     if video.shape[2] not in (1, 3, 4):
         raise ValueError(f"{tag!r}: C must be 1, 3 or 4, got shape {video.shape} (NTCHW)")
@@ -103,10 +101,9 @@ def video_value(
     """
     from .. import proto
 
-    if isinstance(fps, bool) or not isinstance(fps, (int, float, np.integer, np.floating)):
+    if isinstance(fps, (bool, np.bool_)):
         raise TypeError(f"{tag!r}: fps must be a number, got {fps!r}")
-    if not 0 < float(fps) < float("inf"):
-        raise ValueError(f"{tag!r}: fps must be positive and finite, got {fps}")
+    rate = to_positive_float(fps, tag, "fps")
     video = _ntchw(tag, data, dataformats)
     frames = prepare_video(video, lambda count: report_nan(tag, count))
     _t, height, width, channels = frames.shape
@@ -115,7 +112,8 @@ def video_value(
         raise ValueError(
             f"{tag!r}: a GIF frame is at most 65535 pixels a side, got {width}x{height}"
         )
-    gif = encode_gif(rgb, int(100 / float(fps)))
+    # A GIF stores a frame's delay in 16 bits: a slower rate shows each frame for the longest.
+    gif = encode_gif(rgb, int(min(100 / rate, 0xFFFF)))
     value = proto.SummaryValue(tag=tag)
     image = value.image
     image.height, image.width, image.colorspace = height, width, channels

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .. import proto
+from .._convert import as_list, check_flag, check_tag
 from ._discover import compile_filter, discover
 from ._framing import ReadStats, read_batches
 from ._io import filesystem_for
@@ -63,6 +64,9 @@ def events(
     """
     path = os.fspath(path)
     fs = filesystem_for(path)
+    if stats is not None and not isinstance(stats, ReadStats):
+        raise TypeError(f"stats must be a ReadStats or None, got {type(stats).__name__}")
+    strict = check_flag(strict, "strict")
     stats = stats if stats is not None else ReadStats()
     for run in discover(fs, path):
         for file in run.files:
@@ -104,7 +108,15 @@ def load(
         FileNotFoundError: ``logdir`` does not exist.
         ValueError: an unknown kind or an invalid regular expression.
     """
-    wanted = tuple(KINDS if kinds is None else kinds)
+    decode = check_flag(decode, "decode")
+    strict = check_flag(strict, "strict")
+    if isinstance(kinds, (str, bytes)):
+        raise TypeError(f"kinds must be a list of kinds, got {kinds!r:.60}")
+    wanted = tuple(
+        KINDS
+        if kinds is None
+        else (check_tag(k, f"kinds[{i}]") for i, k in enumerate(as_list(kinds, "load", "kinds")))
+    )
     unknown = sorted(set(wanted) - set(KINDS))
     if unknown:
         raise ValueError(f"unknown kinds {unknown}; expected some of {list(KINDS)}")
@@ -123,7 +135,7 @@ def load(
 
 
 def _last(series: dict[Any, Any], last_write_wins: bool) -> dict[Any, Any]:
-    if not last_write_wins:
+    if not check_flag(last_write_wins, "last_write_wins"):
         return series
     return {key: s.last_write_wins() for key, s in series.items()}
 

@@ -19,6 +19,8 @@ from typing import Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from .._convert import as_list, as_numeric_array, check_int
+
 __all__ = ["NORMAL_HISTOGRAM_BPS", "LegacyLike", "compress_histogram", "legacy_to_buckets"]
 
 # Normal CDF at (-inf, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, +inf) standard deviations, in basis points.
@@ -53,11 +55,17 @@ def compress_histogram(
     Raises:
         ValueError: ``buckets`` is not ``[k, 3]``.
     """
-    b = np.array(buckets)
+    bps = [
+        check_int(bp, f"bps[{i}]", minimum=0, maximum=10_000)
+        for i, bp in enumerate(as_list(bps, "compress_histogram", "bps"))
+    ]
+    if not bps:
+        raise ValueError("compress_histogram: bps must name at least one basis point")
+    b = as_numeric_array(buckets, "compress_histogram", "buckets")
     if not b.size:
         return [(int(bp), 0.0) for bp in bps]
     if b.ndim != 2 or b.shape[1] != 3:
-        raise ValueError(f"buckets must have shape [k, 3], got {b.shape}")
+        raise ValueError(f"compress_histogram: buckets must have shape [k, 3], got {b.shape}")
     minmin, maxmax = b[0][0], b[-1][1]
     counts = b[:, 2]
     right = b[:, 1]

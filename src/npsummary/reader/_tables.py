@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._convert import check_choice
 from ._api import PathLike, Pattern, load
 from ._values import KINDS
 
@@ -48,8 +49,7 @@ def columns(
     logdir: PathLike, kind: str = "scalars", *, runs: Pattern = None, tags: Pattern = None
 ) -> dict[str, Any]:
     """The table of ``kind`` as a dict of equal-length columns (NumPy arrays or lists)."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown kind {kind!r}; expected one of {list(KINDS)}")
+    check_choice(kind, "kind", tuple(KINDS))
     data = load(logdir, kinds=(kind,), runs=runs, tags=tags)
     if kind == "hparams":
         rows = [
