@@ -123,3 +123,33 @@ def test_tensorboardx_positional_order_is_accepted() -> None:
     )
     (value,) = proto.Event.FromString(sink.payloads[0]).summary.value
     assert (value.image.height, value.image.width) == (8, 8)
+
+
+def test_resize_in_blocks_equals_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The blocks bound memory; the pixels must not depend on the block size.
+    from npsummary import _boxes
+
+    rng = np.random.default_rng(7)
+    image = rng.integers(0, 256, (23, 17, 3), dtype=np.uint8)
+    whole = _boxes.resize_lanczos(image, 61, 40)
+    monkeypatch.setattr(_boxes, "_BLOCK_ELEMENTS", 50)
+    assert np.array_equal(_boxes.resize_lanczos(image, 61, 40), whole)
+
+
+def test_rescale_memory_is_bounded_by_the_output() -> None:
+    # Found by HYPOTHESIS_PROFILE=explore: a large rescale of a tiny image held several float64
+    # copies of the result (23 GB for a 4x5 image), and the run was OOM-killed.
+    import tracemalloc
+
+    writer = SummaryWriter(MemorySink())
+    image, boxes = np.zeros((3, 4, 5), np.uint8), np.array([[0.0, 0.0, 2.0, 3.0]])
+    tracemalloc.start()
+    try:
+        writer.add_image_with_boxes("big", image, boxes, rescale=800)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    output = 3200 * 4000 * 3
+    assert peak < 3 * output + (64 << 20)
+    with pytest.raises(ValueError, match=r"big.*rescale"):
+        writer.add_image_with_boxes("big", image, boxes, rescale=5000)

@@ -96,8 +96,9 @@ def _lanczos(x: np.ndarray) -> np.ndarray:
     return np.asarray(result)
 
 
-def _resample(values: np.ndarray, axis: int, size: int) -> np.ndarray:
-    source = values.shape[axis]
+def _taps(source: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lanczos-3 taps for resampling ``source`` samples to ``size``: the source index and the
+    weight of each of an output sample's taps, ``[size, taps]`` each (Pillow's kernel)."""
     scale = source / size
     support = 3.0 * max(scale, 1.0)
     centers = (np.arange(size) + 0.5) * scale
@@ -108,20 +109,39 @@ def _resample(values: np.ndarray, axis: int, size: int) -> np.ndarray:
     last = np.minimum(np.floor(centers + support + 0.5).astype(np.int64), source)
     weights[index >= last[:, None]] = 0.0
     weights /= weights.sum(axis=1, keepdims=True)
-    index = np.minimum(index, source - 1)
-    moved = np.moveaxis(values, axis, 0)
-    out = np.zeros((size, *moved.shape[1:]))
-    for tap in range(taps):
-        shape = (size,) + (1,) * (moved.ndim - 1)
-        out += moved[index[:, tap]] * weights[:, tap].reshape(shape)
-    return np.moveaxis(out, 0, axis)
+    return np.minimum(index, source - 1), weights
+
+
+# Float64 elements one block of the resampling holds at a time (32 MB): memory stays bounded by
+# the uint8 output however large the rescale, instead of several float64 copies of it.
+_BLOCK_ELEMENTS = 1 << 22
 
 
 def resize_lanczos(image: np.ndarray, height: int, width: int) -> np.ndarray:
-    """``image`` ``[H, W, C]`` uint8 resized to ``[height, width, C]`` (Lanczos-3)."""
+    """``image`` ``[H, W, C]`` uint8 resized to ``[height, width, C]`` (Lanczos-3).
+
+    Horizontal pass first, rounded to uint8 in between, as Pillow does; each pass runs over
+    blocks of rows, accumulating its taps in float64 in the same order as a single pass would.
+    """
     if image.shape[:2] == (height, width):
         return image
-    # Horizontal pass first, rounded to uint8 in between, as Pillow does.
-    values = np.clip(np.rint(_resample(image.astype(np.float64), 1, width)), 0, 255)
-    values = _resample(values, 0, height)
-    return np.asarray(np.clip(np.rint(values), 0, 255).astype(np.uint8))
+    source_height, _, channels = image.shape
+    columns, column_weights = _taps(image.shape[1], width)
+    middle = np.empty((source_height, width, channels), np.uint8)
+    step = max(1, _BLOCK_ELEMENTS // max(width * channels, 1))
+    for start in range(0, source_height, step):
+        stop = min(start + step, source_height)
+        rows = image[start:stop].astype(np.float64)
+        acc = np.zeros((stop - start, width, channels))
+        for tap in range(column_weights.shape[1]):
+            acc += rows[:, columns[:, tap], :] * column_weights[None, :, tap, None]
+        middle[start:stop] = np.clip(np.rint(acc), 0, 255)
+    sources, row_weights = _taps(source_height, height)
+    out = np.empty((height, width, channels), np.uint8)
+    for start in range(0, height, step):
+        stop = min(start + step, height)
+        acc = np.zeros((stop - start, width, channels))
+        for tap in range(row_weights.shape[1]):
+            acc += middle[sources[start:stop, tap]] * row_weights[start:stop, tap, None, None]
+        out[start:stop] = np.clip(np.rint(acc), 0, 255)
+    return out

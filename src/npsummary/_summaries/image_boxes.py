@@ -63,6 +63,11 @@ def _pixels(array: np.ndarray, report_nan: Callable[[int], None]) -> np.ndarray:
     return np.ascontiguousarray(pixels)
 
 
+#: Largest image ``rescale`` may produce (64 Mi pixels, 8192 x 8192): far beyond what
+#: TensorBoard shows, and the bound on the memory a rescale can ask for.
+MAX_RESCALED_PIXELS = 1 << 26
+
+
 def _boxes(tag: str, data: Any) -> np.ndarray:
     boxes = as_numeric_array(data, tag, "box_tensor")
     if boxes.ndim != 2 or boxes.shape[1] != 4:
@@ -112,9 +117,14 @@ def image_boxes_value(
     pixels = _pixels(_hwc(tag, img, dataformats), lambda count: report_nan(tag, count))
     height, width, channels = pixels.shape
     scaled_height, scaled_width = height * rescale, width * rescale
-    if not (1 <= scaled_height < (1 << 15) + 1 and 1 <= scaled_width < (1 << 15) + 1):
+    if (
+        not (1 <= scaled_height < (1 << 15) + 1 and 1 <= scaled_width < (1 << 15) + 1)
+        or scaled_height * scaled_width > MAX_RESCALED_PIXELS
+    ):
         raise ValueError(
-            f"{tag!r}: rescale {rescale} gives a {scaled_width:.4g}x{scaled_height:.4g} image"
+            f"{tag!r}: rescale {rescale} gives a {scaled_width:.4g}x{scaled_height:.4g} image; "
+            f"the result must be 1 to 32768 pixels a side and at most {MAX_RESCALED_PIXELS} "
+            "pixels"
         )
     new_height, new_width = int(scaled_height), int(scaled_width)
     drawn = resize_lanczos(draw_boxes(pixels, box_array, names), new_height, new_width)
