@@ -15,7 +15,7 @@ import pytest
 
 import npsummary
 from npsummary import MemorySink, SummaryWriter, v1
-from npsummary._convert import _describe, as_array, as_list, as_real_array, to_float, to_step
+from npsummary._common.convert import _describe, as_array, as_list, as_real_array, to_float, to_step
 
 
 class Boom(Exception):

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from npsummary import MemorySink, SummaryWriter, proto
-from npsummary._boxes import draw_boxes, resize_lanczos
+from npsummary._imaging.boxes import draw_boxes, resize_lanczos
 from npsummary._summaries.image_boxes import image_boxes_value
 
 Image = pytest.importorskip("PIL.Image")

@@ -1,4 +1,4 @@
-"""Tests for npsummary._convert.check_int, the one integer-argument check of every front end."""
+"""npsummary._common.convert.check_int: the one integer-argument check of every front end."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from npsummary._convert import check_int
+from npsummary._common.convert import check_int
 
 _NP_INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 

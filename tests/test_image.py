@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from npsummary._grid import feature_map_grid, figure_to_hwc, kernel_grid, make_grid
-from npsummary._image import (
+from npsummary._imaging.grid import feature_map_grid, figure_to_hwc, kernel_grid, make_grid
+from npsummary._imaging.pixels import (
     tf1_normalize_image,
     tf2_convert_image_dtype,
     to_hwc,

@@ -12,7 +12,7 @@ import pytest
 import npsummary
 from conftest import read_run
 from npsummary import MemorySink, NonFiniteWarning, SummaryWriter
-from npsummary._image import tf2_convert_image_dtype
+from npsummary._imaging.pixels import tf2_convert_image_dtype
 from npsummary.proto import Event
 
 Image = pytest.importorskip("PIL.Image")

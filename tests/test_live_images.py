@@ -9,7 +9,7 @@ import pytest
 
 import npsummary
 from npsummary import SummaryWriter
-from npsummary._image import tf2_convert_image_dtype
+from npsummary._imaging.pixels import tf2_convert_image_dtype
 from tbserver import LOADERS, tensorboard
 
 pytestmark = pytest.mark.live

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from npsummary import MemorySink, SummaryWriter
-from npsummary._grid import make_grid
 from npsummary._histogram import bin_rules, binned_histogram
+from npsummary._imaging.grid import make_grid
 
 NEW_AUTO = np.lib.NumpyVersion(np.__version__) >= "2.3.0"
 

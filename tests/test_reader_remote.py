@@ -25,7 +25,7 @@ fsspec = pytest.importorskip("fsspec", reason="remote logdirs need fsspec (npsum
 from npsummary import SummaryWriter, create_file_writer, reader  # noqa: E402
 from npsummary._cli import main  # noqa: E402
 from npsummary._format.record import CorruptRecordError, frame_record  # noqa: E402
-from npsummary._segments import SegmentSink  # noqa: E402
+from npsummary._sinks.segments import SegmentSink  # noqa: E402
 from npsummary.proto import Event  # noqa: E402
 from npsummary.reader._remotefs import FsspecFileSystem  # noqa: E402
 

@@ -26,8 +26,10 @@ from typing import Any
 import pytest
 
 from _reliability_child import HEAVY, check_event_file, event_files, mp_worker, pool_task, report
-from npsummary import SummaryWriter, _eventfile, _flusher
-from npsummary import _sink as _events
+from npsummary import SummaryWriter
+from npsummary._sinks import base as _events
+from npsummary._sinks import eventfile as _eventfile
+from npsummary._sinks import flusher as _flusher
 
 THREADS = 8
 EVENTS = 4000 if HEAVY else 1500

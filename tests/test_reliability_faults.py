@@ -32,8 +32,9 @@ import pytest
 
 from _reliability_child import CHILD, HEAVY, FaultyOS, check_event_file, event_files, report
 from conftest import wait_for
-from npsummary import EventWriteError, FileSink, SummaryWriter, _eventfile
+from npsummary import EventWriteError, FileSink, SummaryWriter
 from npsummary._format.wire import encode_event
+from npsummary._sinks import eventfile as _eventfile
 
 
 def _state(writer: SummaryWriter) -> Any:

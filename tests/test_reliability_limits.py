@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from npsummary._core.event_writer.event_writer import EventWriter
 
 import npsummary
 from _reliability_child import HEAVY, check_event_file, report
 from npsummary import MemorySink, SummaryWriter, v1
-from npsummary._core import EventWriter
-from npsummary._messages import MAX_EVENT_BYTES
+from npsummary._common.messages import MAX_EVENT_BYTES
 
 TWO_GIB = 1 << 31
 
@@ -78,7 +78,7 @@ def test_write_raw_pb_over_2gib_is_refused_before_parsing(
     limit = MAX_EVENT_BYTES
     if scale == "scaled":
         limit = 1 << 20
-        monkeypatch.setattr(npsummary._messages, "MAX_EVENT_BYTES", limit)
+        monkeypatch.setattr(npsummary._common.messages, "MAX_EVENT_BYTES", limit)
     huge = _summary("huge", int(0.55 * limit))
     writer = npsummary.create_file_writer(str(tmp_path / "run"))
     with writer.as_default(step=1):

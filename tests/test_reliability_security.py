@@ -35,7 +35,7 @@ import npsummary
 from _reliability_child import CHILD, HEAVY, check_event_file, event_files, report
 from npsummary import FileSink, MemorySink, SummaryWriter
 from npsummary._format.record import iter_records, read_records
-from npsummary._sink import check_run_name
+from npsummary._sinks.base import check_run_name
 
 SRC = Path(npsummary.__file__).parent
 EXAMPLES = 2000 if HEAVY else 500

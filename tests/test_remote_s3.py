@@ -16,8 +16,8 @@ import npsummary
 from conftest import wait_for
 from npsummary import SummaryWriter
 from npsummary._format.record import iter_records
-from npsummary._segments import SegmentSink
-from npsummary._sink import EventWriteError
+from npsummary._sinks.base import EventWriteError
+from npsummary._sinks.segments import SegmentSink
 from s3server import BUCKET, FaultProxy, MotoServer, list_objects, s3_stack
 
 pytest.importorskip("s3fs", reason="the S3 tests need s3fs (pip install s3fs 'moto[server]')")

@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 
 from conftest import event_files, only_event_file, raw_records, read_events, wait_for
-from npsummary import EventSink, EventWriteError, FileSink, MemorySink, SummaryWriter, _eventfile
-from npsummary import _sink as _events
+from npsummary import EventSink, EventWriteError, FileSink, MemorySink, SummaryWriter
 from npsummary._format.record import frame_record, iter_records
 from npsummary._format.wire import encode_event
 from npsummary._format.wire import encode_summary as summary_bytes
+from npsummary._sinks import base as _events
+from npsummary._sinks import eventfile as _eventfile
 from npsummary._summaries.scalar import scalar_value
 
 NAME = re.compile(

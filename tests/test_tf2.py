@@ -20,8 +20,9 @@ from conftest import (
     scalar_values,
     wait_for,
 )
-from npsummary import MemorySink, _context, experimental, proto
-from npsummary import _tf2 as tf2
+from npsummary import MemorySink, experimental, proto
+from npsummary._frontends import context as _context
+from npsummary._frontends.tf2 import api as tf2
 
 TF_NO_STEP = (
     "No step set. Please specify one either through the `step` argument or through "

@@ -220,8 +220,8 @@ def test_record_if_and_name_scope_are_thread_local(sink: MemorySink) -> None:
     seen: dict[str, Any] = {}
 
     def other() -> None:
-        seen["scope"] = npsummary._context.state.name_scope
-        seen["record"] = npsummary._context.state.record_if
+        seen["scope"] = npsummary._frontends.context.state.name_scope
+        seen["record"] = npsummary._frontends.context.state.record_if
 
     with npsummary.name_scope("main"), npsummary.record_if(False):
         thread = threading.Thread(target=other)

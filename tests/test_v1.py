@@ -10,9 +10,11 @@ import pytest
 
 import npsummary
 from conftest import event_files, read_events
-from npsummary import MemorySink, _context, v1
+from npsummary import MemorySink, v1
 from npsummary import proto as P
 from npsummary._format.wav import encode_wav
+from npsummary._frontends import context as _context
+from npsummary._frontends.v1 import api as v1_api
 
 
 @pytest.fixture(autouse=True)
@@ -238,7 +240,7 @@ def test_writing_one_by_one_keeps_tags_stable(tmp_path: Path) -> None:
 
 
 def test_unmerged_summaries_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(v1, "MAX_PENDING", 5)
+    monkeypatch.setattr(v1_api, "MAX_PENDING", 5)
     monkeypatch.setattr(_context.v1_state, "warned_overflow", False)
     with pytest.warns(RuntimeWarning, match="oldest are dropped"):
         for i in range(8):

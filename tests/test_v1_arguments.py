@@ -19,7 +19,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from npsummary import _context, proto, v1
+from npsummary import proto, v1
+from npsummary._frontends import context as _context
 
 
 @pytest.fixture(autouse=True)

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 import npsummary
 from npsummary import MemorySink, SummaryWriter, proto
-from npsummary import _tf2 as tf2
-from npsummary._convert import INT64_MAX, INT64_MIN
+from npsummary._common.convert import INT64_MAX, INT64_MIN
 from npsummary._format.record import frame_record
 from npsummary._format.wire import (
     encode_event,
@@ -24,6 +23,7 @@ from npsummary._format.wire import (
     scalar_value_prefix,
 )
 from npsummary._format.wire import encode_summary as summary_bytes
+from npsummary._frontends.tf2 import api as tf2
 from npsummary._summaries.scalar import ScalarEncoder, scalar_value
 
 # docs/FORMAT.md §3.4: tf.summary.scalar("loss", 0.5, step=3) as TF 2.21 writes it (46 B payload).

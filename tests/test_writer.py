@@ -25,7 +25,8 @@ from conftest import (
     read_scalars,
     scalar_values,
 )
-from npsummary import FileSink, MemorySink, SummaryWriter, _eventfile, proto
+from npsummary import FileSink, MemorySink, SummaryWriter, proto
+from npsummary._sinks import eventfile as _eventfile
 
 # --- value kinds ----------------------------------------------------------------------------
 

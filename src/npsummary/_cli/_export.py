@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .._remote import is_url
+from .._sinks.location import is_url
 from . import CommandError
 from ._progress import Progress
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array
+from .._common.convert import as_array
 
 __all__ = [
     "MAX_SPRITE_SIZE",

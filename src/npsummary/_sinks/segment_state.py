@@ -1,7 +1,7 @@
-"""The state behind a :class:`~npsummary._segments.SegmentSink`: its open records, its sealed
+"""The state behind a :class:`~npsummary._sinks.segments.SegmentSink`: its open records, its sealed
 segments waiting for upload, and the one background uploader thread of all remote sinks.
 
-See :mod:`npsummary._segments` for the naming, upload and retry rules.
+See :mod:`npsummary._sinks.segments` for the naming, upload and retry rules.
 """
 
 from __future__ import annotations
@@ -10,18 +10,18 @@ import os
 import time
 from collections import deque
 
-from ._eventfile import next_counter as _next_counter
-from ._flusher import busy, run_deferred_signal
-from ._format.record import frame_record
-from ._format.wire import encode_file_version_event
-from ._remote import Location
-from ._sink import (
+from .._format.record import frame_record
+from .._format.wire import encode_file_version_event
+from .base import (
     SOURCE_WRITER,
     Flusher,
     PendingState,
     hostname,
     install_exit_hooks,
 )
+from .eventfile import next_counter as _next_counter
+from .flusher import busy, run_deferred_signal
+from .location import Location
 
 __all__ = ["DEFAULT_SEGMENT_BYTES", "FRAMING", "UPLOADER", "SegmentState"]
 

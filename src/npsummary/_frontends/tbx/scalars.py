@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ._convert import check_tag, check_text, to_float, to_float32_range
-from ._core import subrun_name
-from ._summaries.scalar import torch_scalar_value
-from ._tbx_base import TbxWriterBase
-from ._types import ScalarLike, StepLike
+from ..._common.convert import check_tag, check_text, to_float, to_float32_range
+from ..._common.types import ScalarLike, StepLike
+from ..._core.event_writer import subrun_name
+from ..._summaries.scalar import torch_scalar_value
+from .base import TbxWriterBase
 
 __all__ = ["ScalarMethods"]
 
@@ -121,8 +121,9 @@ class ScalarMethods(TbxWriterBase):
     ) -> None:
         """Log several scalars as one chart: each key becomes the sub-run ``<main_tag>_<key>``
         (torch's naming; tensorboardX nests ``<main_tag>/<key>``), each value a ``simple_value``
-        tagged ``main_tag``. Sub-run names come from :func:`~npsummary._core.subrun_name`: a
-        ``/`` in a key is written ``%2F``, so distinct keys never share a sub-run.
+        tagged ``main_tag``. Sub-run names come from
+        :func:`~npsummary._core.event_writer.subrun_name`: a ``/`` in a key is written ``%2F``, so
+        distinct keys never share a sub-run.
 
         Args:
           main_tag: the chart's name (the tag in every sub-run).

@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ._convert import check_tag
-from ._core import EventWriter, LogdirTarget
-from ._tbx_base import TbxWriterBase
+from ..._common.convert import check_tag
+from ..._core.event_writer import EventWriter, LogdirTarget
+from .base import TbxWriterBase
 
 __all__ = ["OWN_RUN", "PluginMethods"]
 
@@ -102,7 +102,7 @@ class PluginMethods(TbxWriterBase):
             (the message names the key).
           ValueError: a bad ``run_name`` or a domain key missing from ``hparam_dict``.
         """
-        from ._summaries.hparams import hparams_summaries, metric_values
+        from ..._summaries.hparams import hparams_summaries, metric_values
 
         if isinstance(hparam_domain_discrete, str):
             # tensorboardX's order: (hparam_dict, metric_dict, name, global_step)
@@ -160,7 +160,7 @@ class PluginMethods(TbxWriterBase):
           TypeError: non-numeric input. ValueError: lengths differ, a label outside {0, 1}, a
             prediction outside [0, 1] or not finite, a bad weight or ``num_thresholds``.
         """
-        from ._summaries.pr_curve import pr_curve_value
+        from ..._summaries.pr_curve import pr_curve_value
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         value = pr_curve_value(tag, labels, predictions, num_thresholds, weights)
@@ -190,7 +190,7 @@ class PluginMethods(TbxWriterBase):
           TypeError: a non-numeric row. ValueError: a row is not 1-D, lengths differ, or a row
             holds NaN or infinity.
         """
-        from ._summaries.pr_curve import pr_curve_raw_value
+        from ..._summaries.pr_curve import pr_curve_raw_value
 
         del weights
         tag, step, wall = self._resolve(tag, global_step, walltime)
@@ -216,7 +216,7 @@ class PluginMethods(TbxWriterBase):
         Raises:
           TypeError: a malformed layout. ValueError: a margin chart without 3 tags.
         """
-        from ._summaries.custom_scalars import layout_value
+        from ..._summaries.custom_scalars import layout_value
 
         value = layout_value(layout)
         self._get_writer().write_values([value], 0, time.time())
@@ -269,9 +269,9 @@ class PluginMethods(TbxWriterBase):
             not match its row count, images are not square, or the sprite exceeds 8192 px.
           OSError: the writer has no logdir on disk or a file cannot be written.
         """
-        from . import _projector
-        from ._format.png import encode_png
-        from ._summaries import embedding
+        from ..._format.png import encode_png
+        from ..._sinks import projector as _projector
+        from ..._summaries import embedding
 
         tag = check_tag(tag)
         step = self._step_of(tag, global_step)
@@ -331,7 +331,7 @@ class PluginMethods(TbxWriterBase):
           TypeError: non-numeric data or a bad fps/dataformats type.
           ValueError: wrong rank, an unsupported C, an empty video or fps not positive.
         """
-        from ._summaries.video import video_value
+        from ..._summaries.video import video_value
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         value = video_value(tag, vid_tensor, fps, dataformats, self._nan_report())
@@ -352,7 +352,8 @@ class PluginMethods(TbxWriterBase):
 
         Boxes are drawn in NumPy exactly where torch's Pillow drawing puts them. Label text
         needs a font: with Pillow installed it is drawn with Pillow's default font, as torch
-        does; without Pillow only the red label rectangle is drawn (see ``npsummary._boxes``).
+        does; without Pillow only the red label rectangle is drawn
+        (see ``npsummary._imaging.boxes``).
         tensorboardX's order (``..., walltime, dataformats, labels``) is accepted too: a str in
         the ``rescale`` position is taken as ``dataformats``.
 
@@ -370,7 +371,7 @@ class PluginMethods(TbxWriterBase):
           TypeError: non-numeric data or non-str labels. ValueError: bad shapes, non-finite
             boxes, a label count different from the box count.
         """
-        from ._summaries.image_boxes import image_boxes_value
+        from ..._summaries.image_boxes import image_boxes_value
 
         if isinstance(rescale, str):  # tensorboardX positional order
             rescale, dataformats, labels = 1, rescale, dataformats
@@ -405,7 +406,7 @@ class PluginMethods(TbxWriterBase):
           TypeError: non-numeric data or a config JSON cannot encode. ValueError: bad shapes,
             non-finite vertices or face indices out of range.
         """
-        from ._summaries.mesh import mesh_summary
+        from ..._summaries.mesh import mesh_summary
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         summary = mesh_summary(tag, vertices, colors, faces, config_dict)
@@ -424,7 +425,7 @@ class PluginMethods(TbxWriterBase):
         Raises:
           ValueError: an unsupported dtype or a tensor of 2 GiB or more.
         """
-        from ._summaries.torch_tensor import tensor_value
+        from ..._summaries.torch_tensor import tensor_value
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         self._get_writer().write_values([tensor_value(tag, tensor)], step, wall)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
+from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
 
 __all__ = ["Location", "is_url", "open_url_sink"]
 
@@ -111,6 +111,6 @@ def open_url_sink(
     local = _local_path(url)
     if local is not None:
         return FileSink(local, filename_suffix, flush_secs=flush_secs, max_queue=max_queue)
-    from ._segments import SegmentSink  # imports this module
+    from .segments import SegmentSink  # imports this module
 
     return SegmentSink(url, filename_suffix, flush_secs=flush_secs)

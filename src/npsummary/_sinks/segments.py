@@ -31,15 +31,15 @@ import errno
 import weakref
 from typing import Any
 
-from ._flusher import busy, run_deferred_signal
-from ._remote import Location
-from ._segment_state import DEFAULT_SEGMENT_BYTES, FRAMING, UPLOADER, SegmentState
-from ._sink import (
+from .base import (
     DEFAULT_FLUSH_SECS,
     DEFAULT_MAX_PENDING_BYTES,
     EventWriteError,
     check_run_name,
 )
+from .flusher import busy, run_deferred_signal
+from .location import Location
+from .segment_state import DEFAULT_SEGMENT_BYTES, FRAMING, UPLOADER, SegmentState
 
 __all__ = ["DEFAULT_SEGMENT_BYTES", "SegmentSink"]
 

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from ._format.wire import encode_length_delimited, encode_varint
+from .._format.wire import encode_length_delimited, encode_varint
 
 __all__ = ["encode_graph_def", "model_graph", "onnx_graph", "openvino_graph"]
 

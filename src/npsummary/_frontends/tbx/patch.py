@@ -48,7 +48,7 @@ def patch() -> list[str]:
       by this call (empty when neither torch's tensorboard module nor tensorboardX is
       installed, or when everything was patched already). Calling ``patch()`` again is harmless.
     """
-    from .writer import SummaryWriter
+    from .summary_writer import SummaryWriter
 
     with _lock:
         # After a first patch() the packages name npsummary's class; the originals it replaced

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ._convert import as_array, check_int, check_text, tagged
-from ._tbx_base import TbxWriterBase
-from ._types import ArrayLike, DataFormats, KernelLayout, NormalizeMode, StepLike
+from ..._common.convert import as_array, check_int, check_text, tagged
+from ..._common.types import ArrayLike, DataFormats, KernelLayout, NormalizeMode, StepLike
+from .base import TbxWriterBase
 
 __all__ = ["ImageMethods"]
 
@@ -59,7 +59,7 @@ class ImageMethods(TbxWriterBase):
         Raises:
           TypeError, ValueError: bad input, naming the tag; nothing is written.
         """
-        from ._image import to_hwc
+        from ..._imaging.pixels import to_hwc
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         hwc = to_hwc(as_array(img_tensor, tag), dataformats, tag=tag)
@@ -93,8 +93,8 @@ class ImageMethods(TbxWriterBase):
         Raises:
           TypeError, ValueError: bad input or an empty batch, naming the tag.
         """
-        from ._grid import make_grid
-        from ._image import to_nhwc
+        from ..._imaging.grid import make_grid
+        from ..._imaging.pixels import to_nhwc
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         images = img_tensor
@@ -133,7 +133,7 @@ class ImageMethods(TbxWriterBase):
         Raises:
           TypeError: not a figure. ValueError: an empty list, or figures of different sizes.
         """
-        from ._grid import figure_to_hwc, make_grid
+        from ..._imaging.grid import figure_to_hwc, make_grid
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         figures = list(figure) if isinstance(figure, (list, tuple)) else [figure]
@@ -186,7 +186,7 @@ class ImageMethods(TbxWriterBase):
         Raises:
           TypeError, ValueError: bad input, naming the tag.
         """
-        from ._grid import kernel_grid
+        from ..._imaging.grid import kernel_grid
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         columns, pad = _grid_options(tag, ncols, padding, ncols_optional=True)
@@ -224,7 +224,7 @@ class ImageMethods(TbxWriterBase):
         Raises:
           TypeError, ValueError: bad input, naming the tag.
         """
-        from ._grid import feature_map_grid
+        from ..._imaging.grid import feature_map_grid
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         columns, pad = _grid_options(tag, ncols, padding, ncols_optional=True)
@@ -238,7 +238,7 @@ class ImageMethods(TbxWriterBase):
     def _write_pixels(
         self, tag: str, hwc: Any, step: int, wall: float, description: str | None
     ) -> None:
-        from ._summaries.image import pixels_value
+        from ..._summaries.image import pixels_value
 
         writer = self._get_writer()
         note = check_text(description, "description", tag=tag)

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ._file_writer import MetadataDefaults, RunFileWriter
-from ._tbx_base import TbxWriterBase
+from .base import TbxWriterBase
+from .file_writer import MetadataDefaults, RunFileWriter
 
 __all__ = ["COMET_DISABLED", "AnchorSurface", "check_anchor_options"]
 
@@ -143,7 +143,7 @@ class AnchorSurface(TbxWriterBase):
 
         The values are read back from this writer's own event files; nothing is kept in memory.
         """
-        from ._scalar_export import export_scalars
+        from .scalar_export import export_scalars
 
         export_scalars(self, path)
 
@@ -169,7 +169,7 @@ class AnchorSurface(TbxWriterBase):
         Raises:
           TypeError: ``model`` is none of the above, or torch's tracer is not installed.
         """
-        from ._graphs import model_graph
+        from ..._summaries.graphs import model_graph
 
         self._get_file_writer().add_graph(
             model_graph(model, input_to_model, verbose, use_strict_trace)
@@ -185,7 +185,7 @@ class AnchorSurface(TbxWriterBase):
         Raises:
           ImportError: onnx is not installed. TypeError, ValueError: no such file.
         """
-        from ._graphs import onnx_graph
+        from ..._summaries.graphs import onnx_graph
 
         if (onnx_model_file is None) == (prototxt is None):
             raise TypeError("add_onnx_graph: pass the model file once (onnx_model_file=...)")
@@ -195,6 +195,6 @@ class AnchorSurface(TbxWriterBase):
     def add_openvino_graph(self, xmlname: Any) -> None:
         """Log the graph of an OpenVINO IR model (its ``.xml`` file; needs
         ``pip install openvino`` only to produce that file, not to read it)."""
-        from ._graphs import openvino_graph
+        from ..._summaries.graphs import openvino_graph
 
         self._get_file_writer().add_graph(openvino_graph(xmlname))

@@ -3,8 +3,8 @@
 Semantics mirror ``tensorflow/python/ops/summary_ops_v2.py``:
 
 * Summary functions write through the current thread's default writer (see
-  :mod:`npsummary._tf2_writer`) and return ``True`` when they wrote, ``False`` when there is no
-  default writer or recording is off. With a writer but no step (neither argument nor
+  :mod:`npsummary._frontends.tf2.writer`) and return ``True`` when they wrote, ``False`` when there
+  is no default writer or recording is off. With a writer but no step (neither argument nor
   default) they raise ``ValueError`` with TensorFlow's message.
 * The recording condition (:func:`record_if`) and the name scope (:func:`name_scope`, which
   stands in for ``tf.name_scope``) are per thread too. Summary tags are ``<scope><name>``;
@@ -22,7 +22,20 @@ from typing import Any
 
 import numpy as np
 
-from ._context import (
+from ..._common.convert import (
+    as_list,
+    check_int,
+    check_tag,
+    check_text,
+    to_float,
+    to_float32_range,
+    to_step,
+)
+from ..._common.messages import check_event_size
+from ..._common.types import ArrayLike, ScalarLike, StepLike
+from ..._core.event_writer import EventWriter
+from ..._summaries.metadata import metadata_message
+from ..context import (
     get_step,
     name_scope,
     record_if,
@@ -33,11 +46,6 @@ from ._context import (
     state,
     summary_scope,
 )
-from ._convert import as_list, check_int, check_tag, check_text, to_float, to_float32_range, to_step
-from ._core import EventWriter
-from ._messages import check_event_size
-from ._summaries.metadata import metadata_message
-from ._types import ArrayLike, ScalarLike, StepLike
 
 __all__ = [
     "audio",
@@ -135,7 +143,7 @@ def text(name: str, data: ArrayLike, step: StepLike = None, description: str | N
     """Write a text summary (``tf.summary.text``); ``data`` is a str, bytes or an array of
     them, rendered as Markdown (0-d) or a table (1-d, 2-d) by TensorBoard. Returns whether it
     was written; bad input raises ``TypeError``/``ValueError`` naming the tag."""
-    from ._summaries.text import string_array, text_value
+    from ..._summaries.text import string_array, text_value
 
     def build(_: EventWriter, tag: str) -> bytes:
         note = check_text(description, "description", tag=tag)
@@ -157,7 +165,7 @@ def histogram(
     NaN and ±Inf are left out of the buckets (TensorFlow would write NaN edges) and reported once
     per tag with a :class:`~npsummary.NonFiniteWarning`. Returns whether it was written.
     """
-    from ._summaries.histogram import tf2_histogram_value
+    from ..._summaries.histogram import tf2_histogram_value
 
     def build(writer: EventWriter, tag: str) -> bytes:
         note = check_text(description, "description", tag=tag)
@@ -197,7 +205,7 @@ def image(
     ``trunc(clip(x * 255.5, 0, 255))``, NaN -> 0; integers shifted) and stored as PNG.
     Returns whether it was written.
     """
-    from ._summaries.image import tf_image_value
+    from ..._summaries.image import tf_image_value
 
     def build(_: EventWriter, tag: str) -> bytes:
         note = check_text(description, "description", tag=tag)
@@ -221,7 +229,7 @@ def audio(
     first ``max_outputs`` clips are stored as 16-bit PCM WAV, encoded as TensorFlow does.
     ``encoding`` must be ``None`` or ``"wav"``. Returns whether it was written.
     """
-    from ._summaries.audio import audio_clips, audio_value
+    from ..._summaries.audio import audio_clips, audio_value
 
     if encoding is None:
         encoding = "wav"
@@ -258,7 +266,7 @@ def write(
     ``SerializeToString``), its serialized bytes, or ``None``. ``tag`` is used verbatim: name
     scopes do not apply, as in TensorFlow. Returns whether it was written.
     """
-    from ._summaries.tensor import as_tensor_array, tensor_bytes, tensor_value
+    from ..._summaries.tensor import as_tensor_array, tensor_bytes, tensor_value
 
     tag = check_tag(tag, "tag")
     if step is not None:
@@ -275,7 +283,7 @@ def write(
 
 def _serialized_summaries(tensor: Any, label: str) -> list[bytes]:
     """``write_raw_pb``'s input as a list of validated serialized ``Summary`` messages."""
-    from . import proto
+    from ... import proto
 
     items = [tensor] if isinstance(tensor, (bytes, bytearray)) else tensor
     if hasattr(items, "SerializeToString"):

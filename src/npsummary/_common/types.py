@@ -1,7 +1,7 @@
 """Type aliases of the public signatures: what each kind of argument may be.
 
 They document intent for readers and type checkers; the checks themselves are in
-:mod:`npsummary._convert`, which accepts anything that converts at run time.
+:mod:`npsummary._common.convert`, which accepts anything that converts at run time.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal, SupportsFloat, SupportsIndex, TypeAli
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from ._sink import EventSink
+    from .._sinks.base import EventSink
 
 __all__ = [
     "ArrayLike",

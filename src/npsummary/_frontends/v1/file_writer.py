@@ -6,14 +6,14 @@ import os
 import time
 from typing import Any
 
-from ._context import v1_state
-from ._convert import check_tag, to_step
-from ._core import ClosingContext, EventWriter, LogdirTarget, SinkOptions
-from ._errors import warn_user
-from ._messages import check_event_size, parse_message, serialized_message
-from ._ranks import Ranks, rank_run, silent_instance
-from ._sink import DEFAULT_MAX_QUEUE, EventSink
-from ._types import StepLike
+from ..._common.convert import check_tag, to_step
+from ..._common.errors import warn_user
+from ..._common.messages import check_event_size, parse_message, serialized_message
+from ..._common.types import StepLike
+from ..._core.event_writer import ClosingContext, EventWriter, LogdirTarget, SinkOptions
+from ..._core.ranks import Ranks, rank_run, silent_instance
+from ..._sinks.base import DEFAULT_MAX_QUEUE, EventSink
+from ..context import v1_state
 
 __all__ = ["FileWriter"]
 
@@ -111,7 +111,7 @@ class FileWriter(ClosingContext):
         """Write a ``Summary`` (serialized bytes, e.g. from :func:`npsummary.v1.merge_all`, or
         a message) at ``global_step``. ``None`` (an empty ``merge_all``) is ignored. Tag names
         may be used again afterwards, as after ``merge_all``."""
-        from . import proto
+        from ... import proto
 
         v1_state.names_in_use.clear()
         v1_state.round += 1
@@ -146,7 +146,7 @@ class FileWriter(ClosingContext):
 
     def add_event(self, event: Any) -> None:
         """Write an ``Event`` proto (or its serialized bytes) as is."""
-        from . import proto
+        from ... import proto
 
         data = serialized_message(event, "event")
         check_event_size(len(data), "event")
@@ -157,7 +157,7 @@ class FileWriter(ClosingContext):
 
     def add_session_log(self, session_log: Any, global_step: StepLike = None) -> None:
         """Write a ``SessionLog`` (e.g. ``SessionLog(status=SessionLog.START)``)."""
-        from . import proto
+        from ... import proto
 
         data = serialized_message(session_log, "session_log")
         event = proto.Event()
@@ -166,7 +166,7 @@ class FileWriter(ClosingContext):
 
     def add_graph(self, graph: Any, global_step: StepLike = None, graph_def: Any = None) -> None:
         """Write a ``GraphDef`` (``graph``, or the deprecated ``graph_def``) as ``graph_def``."""
-        from . import proto
+        from ... import proto
 
         source = graph if graph is not None else graph_def
         if source is None:
@@ -178,14 +178,14 @@ class FileWriter(ClosingContext):
 
     def add_meta_graph(self, meta_graph_def: Any, global_step: StepLike = None) -> None:
         """Write a ``MetaGraphDef`` (a message or its bytes) as ``meta_graph_def``."""
-        from . import proto
+        from ... import proto
 
         event = proto.Event(meta_graph_def=serialized_message(meta_graph_def, "meta_graph_def"))
         self._write(event, global_step)
 
     def add_run_metadata(self, run_metadata: Any, tag: str, global_step: StepLike = None) -> None:
         """Write a ``RunMetadata`` (a message or its bytes) as ``tagged_run_metadata``."""
-        from . import proto
+        from ... import proto
 
         event = proto.Event()
         event.tagged_run_metadata.tag = check_tag(tag, "tag")

@@ -13,7 +13,7 @@ import os
 import struct
 from typing import Any
 
-from ._format.record import read_records
+from ..._format.record import read_records
 
 __all__ = ["export_scalars", "scalar_of"]
 
@@ -39,7 +39,7 @@ def scalar_of(value: Any) -> float | None:
 
 
 def _scalars(payloads: Any, key: str | None, out: dict[str, list[list[float]]]) -> None:
-    from . import proto
+    from ... import proto
 
     for payload in payloads:
         event = proto.Event.FromString(payload)

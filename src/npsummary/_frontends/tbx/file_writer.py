@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._convert import to_step, to_walltime
-from ._format.wire import encode_event
-from ._messages import parse_message
-from ._sink import EventSink
+from ..._common.convert import to_step, to_walltime
+from ..._common.messages import parse_message
+from ..._format.wire import encode_event
+from ..._sinks.base import EventSink
 
 __all__ = ["MetadataDefaults", "NullSink", "RunFileWriter", "message_bytes"]
 
@@ -112,7 +112,7 @@ class RunFileWriter:
 
     def add_summary(self, summary: Any, global_step: Any = None, walltime: Any = None) -> None:
         """Write a ``Summary`` (a message of any TensorBoard-compatible package, or bytes)."""
-        from . import proto
+        from ... import proto
 
         payload = message_bytes(summary, "Summary", "add_summary")
         parse_message(proto.Summary, payload, "add_summary")
@@ -122,7 +122,7 @@ class RunFileWriter:
     def add_event(self, event: Any, step: Any = None, walltime: Any = None) -> None:
         """Write an ``Event``; its wall time is set (``walltime`` or now), and its step when
         ``step`` (or ``use_metadata``'s step) is given, as tensorboardX does."""
-        from . import proto
+        from ... import proto
 
         data = message_bytes(event, "Event", "add_event")
         parsed = parse_message(proto.Event, data, "add_event")
@@ -136,7 +136,7 @@ class RunFileWriter:
     def add_graph(self, graph_profile: Any, walltime: Any = None) -> None:
         """Write a graph: a ``GraphDef`` (message or bytes), or torch's ``(GraphDef,
         RunMetadata)`` pair, whose step stats go in a ``TaggedRunMetadata`` tagged ``step1``."""
-        from . import proto
+        from ... import proto
 
         stats = None
         if isinstance(graph_profile, tuple) and len(graph_profile) == 2:

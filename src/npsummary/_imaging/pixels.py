@@ -41,7 +41,7 @@ TF-exact conversions, checked against TensorFlow 2.21 golden files:
   other dtypes raise TypeError, as TF1 does.
 
 Elementwise conversions work through the array in chunks of about 256 Ki elements, so temporaries
-stay small whatever the image size. Grids of images are in :mod:`npsummary._grid`.
+stay small whatever the image size. Grids of images are in :mod:`npsummary._imaging.grid`.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def as_image_array(data: object) -> np.ndarray:
             if str(getattr(data, "dtype", "")) == "torch.bfloat16":
                 data = data.float()  # type: ignore[attr-defined]
         arr = np.asarray(data)
-    from ._convert import real_dtype  # here: this module also loads on its own (tests)
+    from .._common.convert import real_dtype  # here: this module also loads on its own (tests)
 
     target = real_dtype(arr.dtype)  # ml_dtypes (JAX) bfloat16, float8...: read as float32
     return arr if target is None else arr.astype(target)
@@ -175,7 +175,7 @@ def to_hwc(image: Any, dataformats: str = "CHW", *, tag: str = "") -> np.ndarray
     arr = as_image_array(image)
     fmt = parse_layout(dataformats, "image", tag)
     if len(fmt) == 4:
-        from ._grid import make_grid  # _grid builds on this module
+        from .grid import make_grid  # _grid builds on this module
 
         batch = _to_nhwc(arr, fmt, "image", tag)
         if batch.shape[0] == 0:

@@ -25,10 +25,10 @@ import itertools
 import os
 import time
 
-from ._flusher import FLUSHER, busy, run_deferred_signal
-from ._format.record import frame_record
-from ._format.wire import encode_file_version_event
-from ._pending import PendingState
+from .._format.record import frame_record
+from .._format.wire import encode_file_version_event
+from .flusher import FLUSHER, busy, run_deferred_signal
+from .pending import PendingState
 
 __all__ = ["SOURCE_WRITER", "EventFile", "hostname", "next_counter"]
 

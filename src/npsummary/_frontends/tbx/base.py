@@ -1,7 +1,7 @@
 """The plumbing of the tensorboardX / torch ``SummaryWriter`` front end: its logdir, file
 options, default step and the per-call resolution of tag, step and wall time.
 
-The ``add_*`` methods live in mixins (:mod:`npsummary._tbx_images` and others) and in
+The ``add_*`` methods live in mixins (:mod:`npsummary._frontends.tbx.images` and others) and in
 :mod:`npsummary.writer`, all on this base; each only validates, builds through
 :mod:`npsummary._summaries` and writes through :meth:`TbxWriterBase._get_writer`.
 """
@@ -12,12 +12,12 @@ import os
 import time
 from typing import Any
 
-from ._convert import INT64_MAX, INT64_MIN, check_tag, to_step, to_walltime
-from ._core import EventWriter, LogdirTarget, SinkOptions, WriterHandle
-from ._file_writer import MetadataDefaults, NullSink
-from ._ranks import rank_run, silent_instance
-from ._sink import EventSink, hostname
-from ._types import StepLike
+from ..._common.convert import INT64_MAX, INT64_MIN, check_tag, to_step, to_walltime
+from ..._common.types import StepLike
+from ..._core.event_writer import EventWriter, LogdirTarget, SinkOptions, WriterHandle
+from ..._core.ranks import rank_run, silent_instance
+from ..._sinks.base import EventSink, hostname
+from .file_writer import MetadataDefaults, NullSink
 
 __all__ = ["TbxWriterBase"]
 
@@ -78,7 +78,7 @@ class TbxWriterBase(WriterHandle):
         else:  # tensorboardX's write_to_disk=False: every call checked, nothing written
             writer = EventWriter(NullSink())
         if self._purge_step is not None:
-            from . import proto
+            from ... import proto
 
             event = proto.Event(step=self._purge_step, wall_time=time.time())
             event.session_log.status = proto.SESSION_LOG_START

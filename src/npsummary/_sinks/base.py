@@ -46,14 +46,14 @@ import os
 import weakref
 from typing import Protocol, runtime_checkable
 
-from ._errors import EventWriteError
-from ._eventfile import SOURCE_WRITER as SOURCE_WRITER
-from ._eventfile import EventFile
-from ._eventfile import hostname as hostname
-from ._flusher import FLUSHER, busy, run_deferred_signal
-from ._flusher import Flusher as Flusher
-from ._flusher import install_exit_hooks as install_exit_hooks
-from ._pending import PendingState as PendingState
+from .._common.errors import EventWriteError
+from .eventfile import SOURCE_WRITER as SOURCE_WRITER
+from .eventfile import EventFile
+from .eventfile import hostname as hostname
+from .flusher import FLUSHER, busy, run_deferred_signal
+from .flusher import Flusher as Flusher
+from .flusher import install_exit_hooks as install_exit_hooks
+from .pending import PendingState as PendingState
 
 __all__ = [
     "DEFAULT_FLUSH_SECS",

@@ -18,8 +18,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._convert import check_tag, to_step
-from ._types import StepLike
+from .._common.convert import check_tag, to_step
+from .._common.types import StepLike
 
 __all__ = [
     "get_step",

@@ -15,12 +15,12 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from ._context import state
-from ._convert import to_step
-from ._core import EventWriter, LogdirTarget, SinkOptions, WriterHandle
-from ._ranks import Ranks, rank_run
-from ._sink import EventSink
-from ._types import StepLike
+from ..._common.convert import to_step
+from ..._common.types import StepLike
+from ..._core.event_writer import EventWriter, LogdirTarget, SinkOptions, WriterHandle
+from ..._core.ranks import Ranks, rank_run
+from ..._sinks.base import EventSink
+from ..context import state
 
 __all__ = [
     "NoopSummaryWriter",

@@ -18,13 +18,13 @@ import os
 from types import TracebackType
 from typing import Any, NamedTuple, TypeVar
 
-from . import _messages
-from ._convert import check_int, to_duration
-from ._format.wire import encode_event, encode_summary
-from ._messages import check_event_size
-from ._sink import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
-from ._summaries.nonfinite import NonFiniteGuard
-from ._summaries.scalar import ScalarEncoder, SimpleScalarEncoder
+from .._common import messages as _messages
+from .._common.convert import check_int, to_duration
+from .._common.messages import check_event_size
+from .._format.wire import encode_event, encode_summary
+from .._sinks.base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
+from .._summaries.nonfinite import NonFiniteGuard
+from .._summaries.scalar import ScalarEncoder, SimpleScalarEncoder
 
 __all__ = [
     "ClosingContext",
@@ -107,7 +107,7 @@ class LogdirTarget:
         if self.sink is not None:
             return EventWriter(self.sink)
         if self.remote:
-            from ._remote import open_url_sink
+            from .._sinks.location import open_url_sink
 
             return EventWriter(
                 open_url_sink(
@@ -127,7 +127,7 @@ class LogdirTarget:
 
 
 def _is_url(logdir: str) -> bool:
-    from ._remote import is_url
+    from .._sinks.location import is_url
 
     return is_url(logdir)
 

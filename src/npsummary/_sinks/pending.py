@@ -1,6 +1,6 @@
 """Records waiting for a background writer, and the error bookkeeping every sink shares.
 
-A :class:`PendingState` is what a flusher (:class:`~npsummary._flusher.Flusher`) holds for one
+A :class:`PendingState` is what a flusher (:class:`~npsummary._sinks.flusher.Flusher`) holds for one
 destination: the records queued by ``write``, the failure streak that sets the retry backoff,
 and the error the next call raises. Subclasses write the records (:meth:`PendingState.drain`)
 and release the destination (:meth:`PendingState.close`).
@@ -17,8 +17,8 @@ import errno
 import threading
 import time
 
-from ._errors import EventWriteError
-from ._flusher import FLUSHER, Flusher, busy, run_deferred_signal
+from .._common.errors import EventWriteError
+from .flusher import FLUSHER, Flusher, busy, run_deferred_signal
 
 __all__ = ["MAX_RETRY_SECS", "PendingState"]
 

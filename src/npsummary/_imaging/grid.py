@@ -6,8 +6,8 @@
 filters and activations as grids of tiles, each min-max normalised to [0, 1] by default
 (``normalize='tile'``); a constant tile becomes 0.5 (gray 128) and non-finite values are left
 out of the min-max (NaN is drawn as 0, +inf as 255). Their results go through
-:func:`npsummary._image.to_uint8`. ``figure_to_hwc`` renders a matplotlib figure through Agg
-(matplotlib is imported only then).
+:func:`npsummary._imaging.pixels.to_uint8`. ``figure_to_hwc`` renders a matplotlib figure through
+Agg (matplotlib is imported only then).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ._convert import check_int
-from ._image import as_image_array, parse_layout, to_uint8, who
+from .._common.convert import check_int
+from .pixels import as_image_array, parse_layout, to_uint8, who
 
 __all__ = ["feature_map_grid", "figure_to_hwc", "kernel_grid", "make_grid"]
 
