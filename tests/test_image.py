@@ -17,13 +17,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from npsummary._imaging.grid import feature_map_grid, figure_to_hwc, kernel_grid, make_grid
-from npsummary._imaging.pixels import (
-    tf1_normalize_image,
-    tf2_convert_image_dtype,
-    to_hwc,
-    to_nhwc,
-    to_uint8,
-)
+from npsummary._imaging.layout import to_hwc, to_nhwc
+from npsummary._imaging.pixels import tf1_normalize_image, tf2_convert_image_dtype, to_uint8
 
 GOLDEN = Path(__file__).parent / "golden" / "image"
 
@@ -598,7 +593,7 @@ def test_imports_stay_light() -> None:
     src = Path(__file__).resolve().parents[1] / "src" / "npsummary"
     code = (
         f"import importlib.util, sys\nsrc = {str(src)!r}\n"
-        "for name in ('_format/png', '_image'):\n"
+        "for name in ('_format/png', '_imaging/pixels'):\n"
         "    spec = importlib.util.spec_from_file_location(name, f'{src}/{name}.py')\n"
         "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
         "heavy = {'matplotlib', 'PIL', 'torch', 'tensorflow', 'jax'} & set(sys.modules)\n"

@@ -24,9 +24,10 @@ fsspec = pytest.importorskip("fsspec", reason="remote logdirs need fsspec (npsum
 from fsspec.implementations.memory import MemoryFileSystem  # noqa: E402
 
 from npsummary import MemorySink, SummaryWriter  # noqa: E402
+from npsummary._common.urls import is_url  # noqa: E402
 from npsummary._format.record import frame_record, iter_records  # noqa: E402
 from npsummary._sinks.base import EventWriteError, FileSink  # noqa: E402
-from npsummary._sinks.location import is_url, open_url_sink  # noqa: E402
+from npsummary._sinks.open_url import open_url_sink  # noqa: E402
 from npsummary._sinks.segments import SegmentSink  # noqa: E402
 
 
@@ -175,7 +176,7 @@ def test_file_url_keeps_one_appended_file(tmp_path: Path) -> None:
 def test_fsspec_is_imported_only_for_remote_urls(tmp_path: Path) -> None:
     code = (
         "import sys, npsummary\n"
-        "from npsummary._sinks.location import open_url_sink\n"
+        "from npsummary._sinks.open_url import open_url_sink\n"
         f"open_url_sink('file://{tmp_path}/run').close()\n"
         "assert 'fsspec' not in sys.modules\n"
         f"open_url_sink('memory://{uuid.uuid4().hex}/run').close()\n"

@@ -8,8 +8,9 @@ one import. Differences, each a fix for a well-known complaint:
 * The files are the ones tensorboardX and torch write (``simple_value`` scalars,
   ``Summary.Image``, ``Summary.Audio``, ``histo`` histograms, text tensors), so TensorBoard,
   ``EventAccumulator`` and tbparse read them as before; torch's ``new_style`` scalars too.
-* ``add_scalars`` writes one sub-run per key, as the anchors do, but all files share one background
-  thread: each key costs one open file, not a thread, a queue and three descriptors.
+* ``add_scalars`` writes one sub-run per key, as tensorboardX and torch do, but all files share
+  one background thread: each key costs one open file, not a thread, a queue and three
+  descriptors.
 * ``global_step=None`` uses the step given to :meth:`SummaryWriter.set_step` (0 until then).
 * Bad input raises ``TypeError``/``ValueError`` naming the tag; nothing partial is written and the
   writer stays usable.

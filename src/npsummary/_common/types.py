@@ -6,19 +6,14 @@ They document intent for readers and type checkers; the checks themselves are in
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Literal, SupportsFloat, SupportsIndex, TypeAlias
+from typing import Literal, SupportsFloat, SupportsIndex, TypeAlias
 
 import numpy.typing as npt
-
-if TYPE_CHECKING:
-    from .._sinks.base import EventSink
 
 __all__ = [
     "ArrayLike",
     "DataFormats",
     "KernelLayout",
-    "LogTarget",
     "NonFinitePolicy",
     "NormalizeMode",
     "ScalarLike",
@@ -33,8 +28,6 @@ ScalarLike: TypeAlias = "SupportsFloat | npt.ArrayLike"
 #: An integer step: ``int``, NumPy integers, 0-d integer arrays, objects with ``__index__``;
 #: ``None`` means the default step where one exists.
 StepLike: TypeAlias = "SupportsIndex | None"
-#: A run directory (created if missing) or an :class:`~npsummary.EventSink`.
-LogTarget: TypeAlias = "str | os.PathLike[str] | EventSink"
 #: What happens to NaN and ±Inf in histogram data: warn once per tag, raise, or drop silently.
 NonFinitePolicy: TypeAlias = Literal["warn", "raise", "ignore"]
 #: Axis letters of an image array, e.g. ``"CHW"``, ``"HWC"``, ``"HW"``, ``"NCHW"``, ``"NHWC"``.
@@ -43,5 +36,3 @@ DataFormats: TypeAlias = str
 NormalizeMode: TypeAlias = Literal["tile", "filter", "layer", "none"]
 #: Axis order of a conv kernel: TF/Keras ``[kh, kw, in, out]`` or torch ``[out, in, kh, kw]``.
 KernelLayout: TypeAlias = Literal["HWIO", "OIHW"]
-
-_ = os  # referenced by the LogTarget string alias

@@ -107,7 +107,7 @@ class LogdirTarget:
         if self.sink is not None:
             return EventWriter(self.sink)
         if self.remote:
-            from .._sinks.location import open_url_sink
+            from .._sinks.open_url import open_url_sink
 
             return EventWriter(
                 open_url_sink(
@@ -127,7 +127,7 @@ class LogdirTarget:
 
 
 def _is_url(logdir: str) -> bool:
-    from .._sinks.location import is_url
+    from .._common.urls import is_url
 
     return is_url(logdir)
 

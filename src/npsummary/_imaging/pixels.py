@@ -1,14 +1,9 @@
-"""Image conversions for summaries: layouts, value rules, grids and TF-exact normalisation.
+"""Image pixels: the ``dataformats`` parser, array intake, and the value rules to uint8.
 
 Layouts (``dataformats``) follow tensorboardX's ``convert_to_HWC``: one letter per array axis,
 naming the axes in order, from N (batch), C (channels), H (height), W (width); case-insensitive,
-no letter twice. Per rank the letters must be a permutation of ``HW`` (2-D), ``HWC`` (3-D) or
-``NCHW`` (4-D), so ``'WH'`` is a transposed gray image and ``'CWH'`` a transposed CHW one.
-``to_nhwc`` also takes a permutation of ``NHW``: a batch of gray images. C must be 1 (gray),
-2 (gray + alpha), 3 (RGB) or 4 (RGBA). One channel stays gray: it is never expanded to RGB
-(tensorboardX triples it). A 4-D layout given to ``to_hwc`` becomes one image through
-``make_grid(ncols=8, padding=0)``, which is exactly tensorboardX's grid. Layout functions return
-views and keep the dtype; values are converted separately.
+no letter twice (:func:`parse_layout`; the transposes are in :mod:`npsummary._imaging.layout`).
+C must be 1 (gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA).
 
 Value rules (``to_uint8``), used for every image unless a TF-exact conversion is asked for:
 
@@ -57,16 +52,12 @@ __all__ = [
     "parse_layout",
     "tf1_normalize_image",
     "tf2_convert_image_dtype",
-    "to_hwc",
-    "to_nhwc",
     "to_uint8",
     "who",
 ]
 
-_CHANNELS = (1, 2, 3, 4)
+CHANNELS = (1, 2, 3, 4)
 _CHUNK = 1 << 18
-_LAYOUTS = {2: "HW", 3: "HWC", 4: "NCHW"}
-_BATCH_LAYOUTS = {3: "NHW", 4: "NCHW"}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -127,88 +118,6 @@ def parse_layout(dataformats: object, kind: str, tag: str) -> str:
             "letters N, C, H, W at most once, e.g. 'CHW', 'HWC', 'HW', 'NCHW' or 'NHWC'"
         )
     return fmt
-
-
-def _layout_error(kind: str, tag: str, fmt: str, shape: tuple[int, ...]) -> str:
-    need = f"a {len(fmt)}-D array"
-    if "C" in fmt:
-        need += " with C in {1, 2, 3, 4}"
-    msg = f"{who(kind, tag)}: dataformats {fmt!r} expects {need}, got shape {shape}"
-    if len(shape) == len(fmt) and "C" in fmt:
-        for alt in ("CHW", "HWC", "NCHW", "NHWC"):
-            if len(alt) == len(fmt) and alt != fmt and shape[alt.index("C")] in _CHANNELS:
-                return msg + f"; if the channels are on another axis, pass dataformats={alt!r}"
-    return msg
-
-
-def _transpose(
-    arr: np.ndarray, fmt: str, layouts: dict[int, str], target: str, kind: str, tag: str
-) -> np.ndarray:
-    """Transpose ``arr`` (layout ``fmt``) to ``target`` order, checking rank, letters and C."""
-    expected = layouts.get(len(fmt))
-    if expected is None or set(fmt) != set(expected):
-        names = [repr(v) for v in layouts.values()]
-        options = ", ".join(names[:-1]) + " or " + names[-1]
-        raise ValueError(
-            f"{who(kind, tag)}: dataformats {fmt!r} must be a permutation of {options}, "
-            f"got shape {arr.shape}"
-        )
-    if arr.ndim != len(fmt) or ("C" in fmt and arr.shape[fmt.index("C")] not in _CHANNELS):
-        raise ValueError(_layout_error(kind, tag, fmt, arr.shape))
-    out: np.ndarray = arr.transpose([fmt.index(ch) for ch in target if ch in fmt])
-    return out
-
-
-# --------------------------------------------------------------------------- layouts
-
-
-def to_hwc(image: Any, dataformats: str = "CHW", *, tag: str = "") -> np.ndarray:
-    """One image as ``[H, W, C]`` (a view when possible), keeping its dtype.
-
-    ``HW`` gives ``[H, W, 1]``. A 4-D layout (a permutation of NCHW) is tiled with
-    ``make_grid(ncols=8, padding=0)`` as tensorboardX's ``add_image`` does.
-
-    Raises:
-      ValueError: the layout is invalid, or the array's rank or channel count does not match it;
-        the message names the shape received and the layout expected.
-    """
-    arr = as_image_array(image)
-    fmt = parse_layout(dataformats, "image", tag)
-    if len(fmt) == 4:
-        from .grid import make_grid  # _grid builds on this module
-
-        batch = _to_nhwc(arr, fmt, "image", tag)
-        if batch.shape[0] == 0:
-            raise ValueError(f"{who('image', tag)}: empty batch, shape {arr.shape}")
-        return make_grid(batch, ncols=8, padding=0)
-    hwc = _transpose(arr, fmt, _LAYOUTS, "HWC", "image", tag)
-    if hwc.ndim == 2:
-        hwc = hwc[:, :, None]
-    if hwc.shape[0] < 1 or hwc.shape[1] < 1:
-        raise ValueError(f"{who('image', tag)}: H and W must be >= 1, got shape {arr.shape}")
-    return hwc
-
-
-def to_nhwc(images: Any, dataformats: str = "NCHW", *, tag: str = "") -> np.ndarray:
-    """A batch of images as ``[N, H, W, C]`` (a view when possible), keeping the dtype.
-
-    ``dataformats`` is a permutation of NCHW, or of NHW for gray images. A list or tuple of
-    arrays is stacked first (each in the layout without N).
-
-    Raises:
-      ValueError: as ``to_hwc``.
-    """
-    fmt = parse_layout(dataformats, "images", tag)
-    return _to_nhwc(as_image_array(images), fmt, "images", tag)
-
-
-def _to_nhwc(arr: np.ndarray, fmt: str, kind: str, tag: str) -> np.ndarray:
-    nhwc = _transpose(arr, fmt, _BATCH_LAYOUTS, "NHWC", kind, tag)
-    if nhwc.ndim == 3:
-        nhwc = nhwc[:, :, :, None]
-    if nhwc.shape[1] < 1 or nhwc.shape[2] < 1:
-        raise ValueError(f"{who(kind, tag)}: H and W must be >= 1, got shape {arr.shape}")
-    return nhwc
 
 
 # --------------------------------------------------------------------------- value rules
@@ -302,7 +211,7 @@ def tf1_normalize_image(
       ValueError: not 3-D/4-D with C in 1..4, or ``bad_color`` shorter than C.
     """
     arr = as_image_array(data)
-    if arr.ndim not in (3, 4) or arr.shape[-1] not in _CHANNELS:
+    if arr.ndim not in (3, 4) or arr.shape[-1] not in CHANNELS:
         raise ValueError(
             f"{who('image', tag)}: TF1 image summaries expect [H, W, C] or [N, H, W, C] with "
             f"C in {{1, 2, 3, 4}}, got shape {arr.shape}"

@@ -1,38 +1,18 @@
-"""Logdirs given as URLs: which ones, and the fsspec filesystem behind one.
+"""A run directory behind a URL: the fsspec filesystem it resolves to, and where its files go.
 
-Any URL that fsspec knows (``s3://``, ``gs://``, ``az://``, ``memory://``, chained ``a::b://``)
-is a logdir. ``file://`` URLs keep one appended file (:class:`~npsummary.FileSink`); every
-other one is written as segments (:class:`~npsummary.SegmentSink`), since object stores cannot
-append. fsspec is imported only when such a URL is opened; a missing protocol package is named
-in the ``ImportError``.
+fsspec is imported only when such a URL is opened; a missing protocol package is named in the
+``ImportError``. Which strings are URLs is :func:`npsummary._common.urls.is_url`; which sink a URL
+gets is :func:`npsummary._sinks.open_url.open_url_sink`.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
+__all__ = ["Location"]
 
-__all__ = ["Location", "is_url", "open_url_sink"]
-
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*(::[A-Za-z][A-Za-z0-9+.\-]*)*://")
-_LOCAL_PROTOCOLS = ("file", "local")
 #: Filesystems without directories: writing an object creates its "folder".
 _OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"})
-
-
-def is_url(logdir: object) -> bool:
-    """Whether ``logdir`` is a string naming a URL (``s3://…``, ``memory://…``, ``file://…``)."""
-    return isinstance(logdir, str) and _URL.match(logdir) is not None
-
-
-def _local_path(url: str) -> str | None:
-    """The local path of a ``file://``/``local://`` URL, else None."""
-    protocol, _, rest = url.partition("://")
-    if protocol.lower() not in _LOCAL_PROTOCOLS:
-        return None
-    return rest or "."
 
 
 def _resolve(url: str) -> tuple[Any, str]:
@@ -97,20 +77,3 @@ class Location:
     def reset_after_fork(self) -> None:
         if not self._given:
             self._fs = None
-
-
-def open_url_sink(
-    url: str,
-    filename_suffix: str = "",
-    *,
-    flush_secs: float = DEFAULT_FLUSH_SECS,
-    max_queue: int = DEFAULT_MAX_QUEUE,
-) -> EventSink:
-    """The sink for a logdir given as a URL: one appended file for ``file://``, segments else
-    (``max_queue`` applies to the file only: segments are cut by size and time)."""
-    local = _local_path(url)
-    if local is not None:
-        return FileSink(local, filename_suffix, flush_secs=flush_secs, max_queue=max_queue)
-    from .segments import SegmentSink  # imports this module
-
-    return SegmentSink(url, filename_suffix, flush_secs=flush_secs)

@@ -59,7 +59,7 @@ class ImageMethods(TbxWriterBase):
         Raises:
           TypeError, ValueError: bad input, naming the tag; nothing is written.
         """
-        from ..._imaging.pixels import to_hwc
+        from ..._imaging.layout import to_hwc
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         hwc = to_hwc(as_array(img_tensor, tag), dataformats, tag=tag)
@@ -94,7 +94,7 @@ class ImageMethods(TbxWriterBase):
           TypeError, ValueError: bad input or an empty batch, naming the tag.
         """
         from ..._imaging.grid import make_grid
-        from ..._imaging.pixels import to_nhwc
+        from ..._imaging.layout import to_nhwc
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         images = img_tensor

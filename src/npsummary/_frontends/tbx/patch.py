@@ -16,7 +16,7 @@ from typing import Any
 
 __all__ = ["patch", "unpatch"]
 
-_ANCHOR_MODULES = (
+_REPLACED_MODULES = (
     "torch.utils.tensorboard",
     "torch.utils.tensorboard.writer",
     "tensorboardX",
@@ -29,7 +29,7 @@ _replaced: list[tuple[Any, str, Any]] = []
 
 def _originals() -> list[Any]:
     out = []
-    for name in _ANCHOR_MODULES:
+    for name in _REPLACED_MODULES:
         try:
             module = importlib.import_module(name)
         except Exception:  # not installed, or its own imports fail (torch without tensorboard)

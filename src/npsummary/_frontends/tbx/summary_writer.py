@@ -20,15 +20,15 @@ from ..._core.event_writer import SinkOptions
 from ..._core.ranks import Ranks, rank_run
 from ..._sinks.base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink
 from ..._summaries.nonfinite import check_policy
+from .attributes import COMET_DISABLED, AttributeMethods, check_tbx_options
 from .images import ImageMethods
 from .plugins import PluginMethods
 from .scalars import ScalarMethods
-from .surface import COMET_DISABLED, AnchorSurface, check_anchor_options
 
 __all__ = ["SummaryWriter"]
 
 
-class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods, PluginMethods):
+class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods):
     """Writes summaries for TensorBoard into an event file in ``logdir``.
 
     Args:
@@ -79,7 +79,7 @@ class SummaryWriter(ScalarMethods, AnchorSurface, ImageMethods, PluginMethods):
         ranks: Ranks = None,
         **kwargs: Any,
     ) -> None:
-        to_disk = check_anchor_options(write_to_disk, comet_config, kwargs)
+        to_disk = check_tbx_options(write_to_disk, comet_config, kwargs)
         options = SinkOptions.checked(
             max_queue=max_queue, flush_secs=flush_secs, filename_suffix=filename_suffix
         )

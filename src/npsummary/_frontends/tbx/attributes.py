@@ -18,13 +18,13 @@ import numpy as np
 from .base import TbxWriterBase
 from .file_writer import MetadataDefaults, RunFileWriter
 
-__all__ = ["COMET_DISABLED", "AnchorSurface", "check_anchor_options"]
+__all__ = ["COMET_DISABLED", "AttributeMethods", "check_tbx_options"]
 
 #: tensorboardX's default ``comet_config``.
 COMET_DISABLED: dict[str, Any] = {"disabled": True}
 
 
-def check_anchor_options(write_to_disk: Any, comet_config: Any, kwargs: dict[str, Any]) -> bool:
+def check_tbx_options(write_to_disk: Any, comet_config: Any, kwargs: dict[str, Any]) -> bool:
     """tensorboardX's extra constructor arguments: what npsummary can honour, or a clear error.
     Returns ``write_to_disk`` as a bool."""
     if not isinstance(write_to_disk, (bool, np.bool_)):
@@ -55,7 +55,7 @@ def _child_file_writer(path: str, sink: Any, meta: MetadataDefaults) -> RunFileW
     return RunFileWriter(path, lambda: sink, meta, sink.flush)
 
 
-class AnchorSurface(TbxWriterBase):
+class AttributeMethods(TbxWriterBase):
     """Attributes, low-level writers, ``use_metadata``, export and graphs of ``SummaryWriter``."""
 
     # -- attributes -----------------------------------------------------------------------------
