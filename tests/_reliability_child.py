@@ -6,7 +6,7 @@
 * :func:`crash_plan` / :data:`CRASH_KINDS`: the deterministic schedule a crash child follows, so
   the parent can replay it and know exactly which record each file must hold.
 * :class:`FaultyOS`: fault injection for files under one directory (ENOSPC after a byte budget,
-  errors on open/mkdir), by patching the ``os`` functions that ``npsummary._sinks.base`` calls.
+  errors on open/mkdir), by patching the ``os`` functions that ``npsummary._sinks.file`` calls.
 * :func:`event_records` / :func:`check_event_file`: read a file with our reader and TensorBoard's.
 * :func:`report`: figures for RELIABILITY.md, appended as JSON lines to the file named by
   ``NPSUMMARY_RELIABILITY_REPORT`` (and printed, visible with ``pytest -s``).

@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from npsummary._core.event_writer.ranks import RANK_VARIABLES
 
 from _rank_child import STEPS, run_rank, value
 from conftest import event_files, read_scalars, scalar_values
+from npsummary._core.ranks import RANK_VARIABLES
 
 HERE = Path(__file__).parent
 TIMEOUT = 300

@@ -12,11 +12,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from npsummary._core.event_writer.ranks import RANK_VARIABLES
 
 import npsummary
 from conftest import only_event_file, read_events, read_scalars, scalar_values
 from npsummary import MemorySink, SummaryWriter, v1
+from npsummary._core.ranks import RANK_VARIABLES
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from npsummary._core.event_writer.ranks import RANK_VARIABLES, detect_rank, rank_run, silent_type
+
+from npsummary._core.ranks import RANK_VARIABLES, detect_rank, rank_run, silent_type
 
 
 @pytest.fixture(autouse=True)

@@ -25,10 +25,11 @@ from typing import Any
 
 import pytest
 
+import npsummary
 from _reliability_child import HEAVY, check_event_file, event_files, mp_worker, pool_task, report
 from npsummary import SummaryWriter
-from npsummary._sinks import base as _events
 from npsummary._sinks import eventfile as _eventfile
+from npsummary._sinks import file as _events
 from npsummary._sinks import flusher as _flusher
 
 THREADS = 8
@@ -369,7 +370,7 @@ def test_close_racing_another_threads_calls_loses_nothing(tmp_path: Path) -> Non
     caller = _Caller(w.sink)
     step = itertools.count(1)
     returned_before_close: list[int] = []
-    package = os.path.dirname(_events.__file__) + os.sep
+    package = os.path.dirname(npsummary.__file__) + os.sep
 
     def tracer(frame: Any, event: str, arg: Any) -> Any:
         if not frame.f_code.co_filename.startswith(package):

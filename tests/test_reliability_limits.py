@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from npsummary._core.event_writer.event_writer import EventWriter
 
 import npsummary
 from _reliability_child import HEAVY, check_event_file, report
 from npsummary import MemorySink, SummaryWriter, v1
 from npsummary._common.messages import MAX_EVENT_BYTES
+from npsummary._core.event_writer import EventWriter
 
 TWO_GIB = 1 << 31
 

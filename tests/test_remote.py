@@ -23,10 +23,9 @@ from conftest import raw_records, read_scalars, scalar_values, wait_for
 fsspec = pytest.importorskip("fsspec", reason="remote logdirs need fsspec (npsummary[remote])")
 from fsspec.implementations.memory import MemoryFileSystem  # noqa: E402
 
-from npsummary import MemorySink, SummaryWriter  # noqa: E402
+from npsummary import EventWriteError, FileSink, MemorySink, SummaryWriter  # noqa: E402  # noqa: E402
 from npsummary._common.urls import is_url  # noqa: E402
 from npsummary._format.record import frame_record, iter_records  # noqa: E402
-from npsummary._sinks.base import EventWriteError, FileSink  # noqa: E402
 from npsummary._sinks.open_url import open_url_sink  # noqa: E402
 from npsummary._sinks.segments import SegmentSink  # noqa: E402
 

@@ -14,9 +14,8 @@ import pytest
 
 import npsummary
 from conftest import wait_for
-from npsummary import SummaryWriter
+from npsummary import EventWriteError, SummaryWriter
 from npsummary._format.record import iter_records
-from npsummary._sinks.base import EventWriteError
 from npsummary._sinks.segments import SegmentSink
 from s3server import BUCKET, FaultProxy, MotoServer, list_objects, s3_stack
 

@@ -18,20 +18,21 @@ from pathlib import Path
 
 import pytest
 
+import npsummary
 from conftest import event_files, only_event_file, raw_records, read_events, wait_for
 from npsummary import EventSink, EventWriteError, FileSink, MemorySink, SummaryWriter
 from npsummary._format.record import frame_record, iter_records
 from npsummary._format.wire import encode_event
 from npsummary._format.wire import encode_summary as summary_bytes
-from npsummary._sinks import base as _events
 from npsummary._sinks import eventfile as _eventfile
+from npsummary._sinks import file as _events
 from npsummary._summaries.scalar import scalar_value
 
 NAME = re.compile(
     r"events\.out\.tfevents\.(?P<secs>\d{10})\.(?P<host>.+)\.(?P<pid>\d+)\.(?P<n>\d+)(?P<sfx>.*)"
 )
 FROZEN = 1_700_000_000.5
-SRC = str(Path(_events.__file__).resolve().parents[1])
+SRC = str(Path(npsummary.__file__).resolve().parents[1])
 
 
 def event(step: int, value: float = 0.0) -> bytes:

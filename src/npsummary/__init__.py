@@ -49,7 +49,8 @@ from ._frontends.tf2.writer import (
     create_noop_writer,
     flush,
 )
-from ._sinks.base import EventSink, FileSink, MemorySink
+from ._sinks.base import EventSink, MemorySink
+from ._sinks.file import FileSink
 
 if TYPE_CHECKING:
     from ._frontends.tbx.patch import patch, unpatch

@@ -22,7 +22,8 @@ from .._common import messages as _messages
 from .._common.convert import check_int, to_duration
 from .._common.messages import check_event_size
 from .._format.wire import encode_event, encode_summary
-from .._sinks.base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
+from .._sinks.base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink
+from .._sinks.file import FileSink
 from .._summaries.nonfinite import NonFiniteGuard
 from .._summaries.scalar import ScalarEncoder, SimpleScalarEncoder
 

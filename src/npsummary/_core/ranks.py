@@ -19,9 +19,10 @@ import sys
 from collections.abc import Iterable
 from typing import Any, Literal, TypeVar
 
+from .._sinks.base import NullSink
+
 __all__ = [
     "RANK_VARIABLES",
-    "NullSink",
     "Ranks",
     "detect_rank",
     "rank_run",
@@ -130,22 +131,6 @@ def rank_run(rank: Any = None, ranks: Any = None) -> str | None:
 
 
 _T = TypeVar("_T")
-
-
-class NullSink:
-    """An :class:`~npsummary.EventSink` that discards everything (a silent rank's sink)."""
-
-    def write(self, payload: bytes) -> None:
-        return None
-
-    def flush(self) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-    def child(self, name: str) -> NullSink:
-        return self
 
 
 def _silent(*args: Any, **kwargs: Any) -> None:

@@ -6,7 +6,8 @@ file (:class:`~npsummary.FileSink`); every other one is written as segments
 from __future__ import annotations
 
 from .._common.urls import local_path
-from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink, FileSink
+from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink
+from .file import FileSink
 from .segments import SegmentSink
 
 __all__ = ["open_url_sink"]

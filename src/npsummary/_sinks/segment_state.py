@@ -12,16 +12,11 @@ from collections import deque
 
 from .._format.record import frame_record
 from .._format.wire import encode_file_version_event
-from .base import (
-    SOURCE_WRITER,
-    Flusher,
-    PendingState,
-    hostname,
-    install_exit_hooks,
-)
+from .eventfile import SOURCE_WRITER, hostname
 from .eventfile import next_counter as _next_counter
-from .flusher import busy, run_deferred_signal
+from .flusher import Flusher, busy, install_exit_hooks, run_deferred_signal
 from .location import Location
+from .pending import PendingState
 
 __all__ = ["DEFAULT_SEGMENT_BYTES", "FRAMING", "UPLOADER", "SegmentState"]
 

@@ -31,12 +31,8 @@ import errno
 import weakref
 from typing import Any
 
-from .base import (
-    DEFAULT_FLUSH_SECS,
-    DEFAULT_MAX_PENDING_BYTES,
-    EventWriteError,
-    check_run_name,
-)
+from .._common.errors import EventWriteError
+from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_PENDING_BYTES, check_run_name
 from .flusher import busy, run_deferred_signal
 from .location import Location
 from .segment_state import DEFAULT_SEGMENT_BYTES, FRAMING, UPLOADER, SegmentState

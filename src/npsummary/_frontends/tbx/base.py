@@ -16,8 +16,9 @@ from ..._common.convert import INT64_MAX, INT64_MIN, check_tag, to_step, to_wall
 from ..._common.types import StepLike
 from ..._core.event_writer import EventWriter, LogdirTarget, SinkOptions, WriterHandle
 from ..._core.ranks import rank_run, silent_instance
-from ..._sinks.base import EventSink, hostname
-from .file_writer import MetadataDefaults, NullSink
+from ..._sinks.base import EventSink, NullSink
+from ..._sinks.eventfile import hostname
+from .file_writer import MetadataDefaults
 
 __all__ = ["TbxWriterBase"]
 

@@ -19,23 +19,7 @@ from ..._common.messages import parse_message
 from ..._format.wire import encode_event
 from ..._sinks.base import EventSink
 
-__all__ = ["MetadataDefaults", "NullSink", "RunFileWriter", "message_bytes"]
-
-
-class NullSink:
-    """An :class:`EventSink` that discards everything (``SummaryWriter(write_to_disk=False)``)."""
-
-    def write(self, payload: bytes) -> None:
-        pass
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def child(self, name: str) -> NullSink:
-        return self
+__all__ = ["MetadataDefaults", "RunFileWriter", "message_bytes"]
 
 
 class MetadataDefaults:
