@@ -35,7 +35,8 @@ class BinCountCappedWarning(RuntimeWarning):
     """A histogram's bin rule asked for more bins than allowed; adjacent bins were grouped."""
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# npsummary/, two levels up from npsummary/_common/errors.py
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _stacklevel() -> int:
