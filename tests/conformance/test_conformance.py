@@ -20,8 +20,9 @@ import pytest
 import npsummary
 from conformance import tf1_program, tf2_program
 from conftest import only_event_file, read_events
+from paths import TESTS
 
-GOLDEN = Path(__file__).parent / "conformance" / "golden"
+GOLDEN = TESTS / "conformance" / "golden"
 
 
 def _pixels(png: bytes) -> np.ndarray:

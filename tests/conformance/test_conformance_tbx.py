@@ -16,9 +16,12 @@ import pytest
 
 import npsummary
 from conformance import tbx_program
+from paths import TESTS
 from tb_compare import accumulators, assert_same_logdir, tbparse_scalars
 
-GOLDEN = Path(__file__).parent / "conformance" / "golden" / "tbx"
+pytestmark = pytest.mark.torch
+
+GOLDEN = TESTS / "conformance" / "golden" / "tbx"
 
 
 def _torch_run_name(run: str) -> str:

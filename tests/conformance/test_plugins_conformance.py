@@ -22,8 +22,11 @@ import pytest
 
 from conformance import plugins_program
 from conftest import read_events
+from paths import TESTS
 
-GOLDEN = Path(__file__).parent / "conformance" / "golden" / "plugins"
+pytestmark = pytest.mark.torch
+
+GOLDEN = TESTS / "conformance" / "golden" / "plugins"
 Image = pytest.importorskip("PIL.Image")
 
 

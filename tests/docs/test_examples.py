@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from conftest import read_run
+from paths import ROOT
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = ROOT / "examples"
 
 
 def load(name: str) -> ModuleType:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import npsummary
 from npsummary import SummaryWriter, experimental, v1
+from paths import ROOT
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "MIGRATION.md"
+DOC = ROOT / "docs" / "MIGRATION.md"
 
 # Public names that are infrastructure rather than part of a migrated API.
 NOT_MIGRATED = {"__version__", "EventSink", "EventWriteError", "FileSink", "MemorySink", "v1"}

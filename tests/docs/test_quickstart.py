@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import read_run, read_scalars
+from paths import ROOT
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "quickstart.py"
+EXAMPLE = ROOT / "examples" / "quickstart.py"
 
 
 def _load_example():  # type: ignore[no-untyped-def]

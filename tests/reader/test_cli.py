@@ -16,8 +16,9 @@ import pytest
 from npsummary import reader
 from npsummary._format.record import frame_record
 from npsummary.proto import Event
+from paths import TESTS
 
-GOLDEN = Path(__file__).parent / "golden" / "reader"
+GOLDEN = TESTS / "golden" / "reader"
 
 
 def _run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

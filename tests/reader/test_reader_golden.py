@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from npsummary import reader
+from paths import TESTS
 
-GOLDEN = Path(__file__).parent / "golden" / "reader"
+GOLDEN = TESTS / "golden" / "reader"
 WRITERS = ["tf2", "tf1", "tensorboardx", "torch"]
 TEXT_TAG = {"tf2": "text", "tf1": "text"}
 IMAGE_TAG = {"tf1": "img/image"}

@@ -29,6 +29,8 @@ from npsummary._sinks.segments import SegmentSink  # noqa: E402
 from npsummary.proto import Event  # noqa: E402
 from npsummary.reader._remotefs import FsspecFileSystem  # noqa: E402
 
+pytestmark = pytest.mark.remote
+
 WALL0 = 1_700_000_000.0
 KEYS = ("records", "bytes", "files", "corrupt_records", "corrupt_bytes", "torn_tails")
 

@@ -569,7 +569,7 @@ def test_every_public_function_is_fuzzed() -> None:
     missing = {k: v for k, v in missing.items() if v}
     assert not missing, (
         f"public functions not fuzzed: {missing}; add one line per function to the target tables "
-        "in tests/test_reliability_fuzz.py"
+        "in tests/reliability/test_reliability_fuzz.py"
     )
 
 

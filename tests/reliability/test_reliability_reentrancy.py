@@ -1,12 +1,13 @@
 """Re-entrancy and finalizers: code that runs inside npsummary never hangs it, never loses a record.
 
 Signal handlers run on the main thread between two of its lines; the garbage collector runs
-``__del__`` methods, ``weakref`` callbacks and the cleanup of writers dropped without ``close()``
-on whatever thread allocates, the shared background flusher included. Any of them may log, flush,
+``__del__`` methods, ``weakref`` callbacks and the cleanup of writers dropped without ``close()`` on
+whatever thread allocates, the shared background flusher included. Any of them may log, flush,
 create sub-runs or drop a writer while their own thread is inside npsummary holding a lock. Each
-scenario (``tests/_reentry_child.py``) injects such code before *every* line of npsummary that a
-thread executes, in a child process; a deadlock is the child's timeout. Afterwards every record
-the program and the injected code logged is in the files exactly once, in the order each logged.
+scenario (``tests/support/_reentry_child.py``) injects such code before *every* line of npsummary
+that a thread executes, in a child process; a deadlock is the child's timeout. Afterwards every
+record the program and the injected code logged is in the files exactly once, in the order each
+logged.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from typing import Any
 import pytest
 
 from _reliability_child import HEAVY, check_event_file, event_files, report
+from paths import SUPPORT
 
-CHILD = str(Path(__file__).with_name("_reentry_child.py"))
+CHILD = str(SUPPORT / "_reentry_child.py")
 STEPS = 200 if HEAVY else 40
 COLLECTED = 300 if HEAVY else 80  # writers (or logging finalizers) collected at every line
 SIGNALS = 5_000 if HEAVY else 300

@@ -23,8 +23,11 @@ import pytest
 from _rank_child import STEPS, run_rank, value
 from conftest import event_files, read_scalars, scalar_values
 from npsummary._core.ranks import RANK_VARIABLES
+from paths import SUPPORT
 
-HERE = Path(__file__).parent
+pytestmark = pytest.mark.distributed
+
+HERE = SUPPORT
 TIMEOUT = 300
 
 

@@ -18,6 +18,8 @@ from conftest import only_event_file, read_events, read_scalars, scalar_values
 from npsummary import MemorySink, SummaryWriter, v1
 from npsummary._core.ranks import RANK_VARIABLES
 
+pytestmark = pytest.mark.distributed
+
 
 @pytest.fixture(autouse=True)
 def _no_launcher(monkeypatch: pytest.MonkeyPatch) -> None:

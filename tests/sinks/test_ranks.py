@@ -12,6 +12,8 @@ import pytest
 
 from npsummary._core.ranks import RANK_VARIABLES, detect_rank, rank_run, silent_type
 
+pytestmark = pytest.mark.distributed
+
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

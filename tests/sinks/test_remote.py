@@ -29,6 +29,8 @@ from npsummary._format.record import frame_record, iter_records  # noqa: E402
 from npsummary._sinks.open_url import open_url_sink  # noqa: E402
 from npsummary._sinks.segments import SegmentSink  # noqa: E402
 
+pytestmark = pytest.mark.remote
+
 
 def _url() -> str:
     return f"memory://bucket/{uuid.uuid4().hex}/run"

@@ -19,6 +19,8 @@ from npsummary._format.record import iter_records
 from npsummary._sinks.segments import SegmentSink
 from s3server import BUCKET, FaultProxy, MotoServer, list_objects, s3_stack
 
+pytestmark = pytest.mark.remote
+
 pytest.importorskip("s3fs", reason="the S3 tests need s3fs (pip install s3fs 'moto[server]')")
 pytest.importorskip("moto", reason="the S3 tests need moto[server]")
 

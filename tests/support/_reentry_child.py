@@ -8,7 +8,7 @@ here injects such code at every line npsummary executes (with a trace function, 
 thread or on the shared background flusher, and prints one JSON line of what it logged. The
 parent reads the files back. A deadlock shows up as the parent's timeout.
 
-Run as ``python tests/_reentry_child.py <scenario> <thread> <logdir>``. With
+Run as ``python tests/support/_reentry_child.py <scenario> <thread> <logdir>``. With
 ``NPSUMMARY_REENTRY_SINK=segment`` the writers log to fsspec's ``memory://`` through a
 ``SegmentSink`` (``thread`` "flusher" is then the remote sinks' uploader), and the run is copied
 to ``logdir`` at the end for the parent to read.

@@ -1,6 +1,6 @@
 """Shared helpers of the reliability tests (``tests/test_reliability_*.py``).
 
-* Child-process entry points, run as ``python tests/_reliability_child.py <mode> ...``:
+* Child-process entry points, run as ``python tests/support/_reliability_child.py <mode> ...``:
   ``crash`` (heavy mixed logging, reporting completed flushes on a pipe until SIGKILLed),
   ``umask``, ``nobody`` and ``close-while-failing``. Children print one JSON line on stdout.
 * :func:`crash_plan` / :data:`CRASH_KINDS`: the deterministic schedule a crash child follows, so

@@ -15,6 +15,8 @@ from npsummary import MemorySink, SummaryWriter, proto
 from npsummary._imaging.boxes import draw_boxes, resize_lanczos
 from npsummary._summaries.image_boxes import image_boxes_value
 
+pytestmark = pytest.mark.torch
+
 Image = pytest.importorskip("PIL.Image")
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 import tracemalloc
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +15,9 @@ from hypothesis.extra import numpy as hnp
 from npsummary import _histogram as H
 from npsummary import reader as TB
 from npsummary._histogram import _source, bin_rules, tbx, tf1, tf2
+from paths import TESTS
 
-GOLDEN = Path(__file__).parent / "golden" / "histogram"
+GOLDEN = TESTS / "golden" / "histogram"
 DBL_MAX = sys.float_info.max
 TF1 = np.load(GOLDEN / "tf1_golden.npz")
 TF2 = np.load(GOLDEN / "tf2_golden.npz")

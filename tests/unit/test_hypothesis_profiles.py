@@ -17,6 +17,7 @@ import pytest
 from hypothesis import settings
 
 from conftest import hypothesis_profile
+from paths import TESTS
 
 PROBE = """
 import os
@@ -40,7 +41,7 @@ def test_fails_reproducibly():
 def _run(tmp_path: Path, name: str, env: dict[str, str]) -> tuple[list[str], str]:
     root = tmp_path / name
     root.mkdir()
-    shutil.copy(Path(__file__).with_name("conftest.py"), root / "conftest.py")
+    shutil.copy(TESTS / "conftest.py", root / "conftest.py")
     (root / "test_probe.py").write_text(PROBE)
     draws = root / "draws.txt"
     clean = {

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,8 +18,9 @@ from hypothesis.extra import numpy as hnp
 from npsummary._imaging.grid import feature_map_grid, figure_to_hwc, kernel_grid, make_grid
 from npsummary._imaging.layout import to_hwc, to_nhwc
 from npsummary._imaging.pixels import tf1_normalize_image, tf2_convert_image_dtype, to_uint8
+from paths import ROOT, TESTS
 
-GOLDEN = Path(__file__).parent / "golden" / "image"
+GOLDEN = TESTS / "golden" / "image"
 
 
 def load(name: str) -> dict[str, np.ndarray]:
@@ -590,7 +590,7 @@ def test_figure_to_hwc_agg_and_plain_figure() -> None:
 
 def test_imports_stay_light() -> None:
     # Load the two modules from their files, so the package __init__ (not ours) plays no part.
-    src = Path(__file__).resolve().parents[1] / "src" / "npsummary"
+    src = ROOT / "src" / "npsummary"
     code = (
         f"import importlib.util, sys\nsrc = {str(src)!r}\n"
         "for name in ('_format/png', '_imaging/pixels'):\n"

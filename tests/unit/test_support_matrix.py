@@ -4,9 +4,10 @@ ranges (issue 14): a change to one that is not made to the others fails here."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from paths import ROOT
+
+ROOT = ROOT
 PYPROJECT = (ROOT / "pyproject.toml").read_text()
 README = (ROOT / "README.md").read_text()
 MATRIX = (ROOT / ".ci" / "stages" / "20-matrix.sh").read_text()

@@ -15,6 +15,8 @@ from conftest import event_files, read_events
 from npsummary import MemorySink, SummaryWriter, proto
 from npsummary._summaries.hparams import hparams_summaries
 
+pytestmark = pytest.mark.torch
+
 # Booleans are left out of the tensorboardX comparison: the anchors differ (torch, whose
 # form we write, records them as 0/1; tensorboardX as booleans): test_bools_as_torch_writes_them.
 VALUES = st.one_of(

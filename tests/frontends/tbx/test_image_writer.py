@@ -14,11 +14,12 @@ from conftest import read_run
 from npsummary import MemorySink, NonFiniteWarning, SummaryWriter
 from npsummary._imaging.pixels import tf2_convert_image_dtype
 from npsummary.proto import Event
+from paths import TESTS
 
 Image = pytest.importorskip("PIL.Image")
 tensor_util = pytest.importorskip("tensorboard.util.tensor_util")
 
-GOLDEN = Path(__file__).parent / "golden" / "image" / "tf2_convert.npz"
+GOLDEN = TESTS / "golden" / "image" / "tf2_convert.npz"
 
 
 def decode(png: bytes) -> np.ndarray:

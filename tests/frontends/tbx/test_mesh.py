@@ -10,6 +10,8 @@ import pytest
 from npsummary import MemorySink, SummaryWriter
 from npsummary._summaries.mesh import mesh_summary
 
+pytestmark = pytest.mark.torch
+
 RNG = np.random.default_rng(5)
 VERTICES = RNG.standard_normal((2, 5, 3))
 COLORS = RNG.integers(0, 256, (2, 5, 3)).astype(np.uint8)

@@ -19,6 +19,8 @@ import pytest
 import npsummary
 from npsummary import SummaryWriter
 
+pytestmark = pytest.mark.torch
+
 tensorboardX = pytest.importorskip("tensorboardX")
 
 P = inspect.Parameter

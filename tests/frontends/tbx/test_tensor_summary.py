@@ -11,6 +11,8 @@ from hypothesis.extra import numpy as hnp
 from npsummary import MemorySink, SummaryWriter
 from npsummary._summaries.torch_tensor import tensor_value
 
+pytestmark = pytest.mark.torch
+
 ARRAYS = [
     np.arange(6, dtype=np.float32).reshape(2, 3),
     np.array([0.1, -2.5]),
