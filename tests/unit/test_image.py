@@ -560,8 +560,7 @@ def test_feature_map_grid_errors() -> None:
 
 
 def test_figure_to_hwc_agg_and_plain_figure() -> None:
-    import matplotlib
-
+    matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
