@@ -4,7 +4,7 @@ tensorboardX's S3 writer, side by side, across run lengths.
 Run: python benchmarks/bench_remote.py [--lengths 1000 10000 100000] [--flush-every 1000]
 
 Needs moto[server], s3fs, boto3 and tensorboardX. Starts moto_server on 127.0.0.1 behind the
-tests' counting proxy (tests/s3server.py), so "bytes uploaded" is what each client sent in
+tests' counting proxy (tests/support/s3server.py), so "bytes uploaded" is what each client sent in
 PUT/POST bodies. Workload: N scalars (one tag), ``flush()`` every ``--flush-every`` events, as a
 periodic flush does in a long run (npsummary's flush_secs, tensorboardX's flush_secs). Each run
 is checked after timing: the bucket must hold every one of the N scalars, exactly once.
@@ -20,7 +20,7 @@ import time
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
 from npsummary._format.record import iter_records
 from npsummary.proto import Event

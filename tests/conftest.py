@@ -200,6 +200,6 @@ def logdir(tmp_path: Path) -> Path:
 def _reset_tf2_state() -> Iterator[None]:
     """Tests must not leak a default ``tf.summary`` writer or step into each other."""
     yield
-    from npsummary import _context
+    from npsummary._frontends import context as _context
 
     _context.reset()

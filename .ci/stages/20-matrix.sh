@@ -22,13 +22,10 @@ print(re.fullmatch(r"numpy\s*>=\s*([\w.]+)", spec).group(1))
 PY
 )
 
-CORE_TESTS=(
-    tests/test_proto.py tests/test_record.py tests/test_wire.py tests/test_sink.py
-    tests/test_writer.py tests/test_tf2.py tests/test_tf2_surface.py tests/test_v1.py
-    tests/test_histogram.py tests/test_png.py tests/test_image.py tests/test_reliability_reader.py
-    tests/test_convert.py tests/test_boundary.py tests/test_numpy_versions.py
-    tests/test_support_matrix.py tests/test_frontends_agree.py
-)
+# The core suite, by folder (tests/README.md): the unit tests, the three front ends and the local
+# sinks; remote and multi-process tests run in 50-remote.sh.
+CORE_TESTS=(tests/unit tests/frontends tests/sinks)
+CORE_MARKS="not live and not remote and not distributed"
 # Test-only dependencies of the core suite (no tensorboard: see the header).
 TEST_DEPS=(pytest hypothesis tensorboardX Pillow matplotlib ml_dtypes)
 
@@ -63,7 +60,7 @@ matrix_cell() {
     label="$("$venv/bin/python" -c "import sys; print('python%d.%d' % sys.version_info[:2])")"
     label="$label numpy $numpy_now"
     log=$(mktemp)
-    cell "$label" bash -c "set -o pipefail; \"$venv/bin/python\" -m pytest -q -m 'not live' \
+    cell "$label" bash -c "set -o pipefail; \"$venv/bin/python\" -m pytest -q -m '$CORE_MARKS' \
         -p no:cacheprovider -rs ${CORE_TESTS[*]} | tee '$log'"
     # Why anything was skipped: TensorBoard is left out of these cells on purpose (one line);
     # any other reason is printed as it is, once.

@@ -4,7 +4,7 @@
 # tails, fuzzing with its memory bound, golden files from TF2/TF1/tensorboardX/torch against what
 # each program logged, PNG/WAV decoding, pandas/Arrow/Parquet tables, and the CLI as a subprocess.
 # The comparisons with TensorBoard's own reader and the demo check need tensorboard; they run in
-# the main suite and skip here.
+# the main suite and skip here. The unit tests run here too, as in every cell.
 set -euo pipefail
 # shellcheck disable=SC1091
 . .ci/lib.sh
@@ -27,5 +27,4 @@ assert google.protobuf.__version__ == "3.20.3"
 assert api_implementation.Type() == "python"
 PY
 cell "reader python3.10 protobuf 3.20.3 (python backend)" python -m pytest -q -p no:cacheprovider \
-    tests/test_reader.py tests/test_reader_golden.py tests/test_reader_fuzz.py \
-    tests/test_pngread.py tests/test_cli.py
+    -m "not remote" tests/reader tests/unit

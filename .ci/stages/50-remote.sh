@@ -21,9 +21,9 @@ for name in ("torch", "s3fs", "moto", "boto3", "fsspec"):
     print(name, getattr(module, "__version__", "?"))
 PY
 echo "stage 50-remote: installed in $((SECONDS - START)) s"
-cell "remote + ranks (memory://, S3 on moto, faults)" python -m pytest -q -p no:cacheprovider \
-    tests/test_remote.py tests/test_ranks.py tests/test_rank_writers.py tests/test_remote_s3.py \
-    tests/test_reader_remote.py tests/test_reader_remote_s3.py
-cell "distributed (torchrun DDP gloo, multiprocessing, ranks on S3)" python -m pytest -q \
-    -p no:cacheprovider tests/test_distributed.py
+# Tests marked `remote` (URL logdirs: writers, reader, CLI) and `distributed` (ranks, torchrun,
+# multiprocessing), wherever they live.
+cell "remote (memory://, S3 on moto, faults)" python -m pytest -q -p no:cacheprovider -m remote tests
+cell "distributed (ranks, torchrun DDP gloo, multiprocessing, ranks on S3)" python -m pytest -q \
+    -p no:cacheprovider -m distributed tests
 echo "stage: 50-remote passed in $((SECONDS - START)) s"

@@ -24,9 +24,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import experimental
-from ._errors import BinCountCappedWarning, EventWriteError, NonFiniteWarning
-from ._sink import EventSink, FileSink, MemorySink
-from ._tf2 import (
+from ._common.errors import BinCountCappedWarning, EventWriteError, NonFiniteWarning
+from ._frontends.tbx.summary_writer import SummaryWriter
+from ._frontends.tf2.api import (
     audio,
     distribution,
     graph,
@@ -42,18 +42,19 @@ from ._tf2 import (
     trace_on,
     write,
 )
-from ._tf2_writer import (
+from ._frontends.tf2.writer import (
     NoopSummaryWriter,
     SummaryFileWriter,
     create_file_writer,
     create_noop_writer,
     flush,
 )
-from .writer import SummaryWriter
+from ._sinks.base import EventSink, MemorySink
+from ._sinks.file import FileSink
 
 if TYPE_CHECKING:
-    from ._patch import patch, unpatch
-    from ._segments import SegmentSink
+    from ._frontends.tbx.patch import patch, unpatch
+    from ._sinks.segments import SegmentSink
 
 __version__ = "0.1.0"
 
@@ -98,9 +99,9 @@ __all__ = [
 _LAZY = {
     "v1": (".v1", None),
     "reader": (".reader", None),
-    "patch": ("._patch", "patch"),
-    "unpatch": ("._patch", "unpatch"),
-    "SegmentSink": ("._segments", "SegmentSink"),
+    "patch": ("._frontends.tbx.patch", "patch"),
+    "unpatch": ("._frontends.tbx.patch", "unpatch"),
+    "SegmentSink": ("._sinks.segments", "SegmentSink"),
 }
 
 

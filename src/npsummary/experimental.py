@@ -3,6 +3,6 @@ and raw ``Summary`` protos."""
 
 from __future__ import annotations
 
-from ._tf2 import get_step, set_step, summary_scope, write_raw_pb
+from ._frontends.tf2.api import get_step, set_step, summary_scope, write_raw_pb
 
 __all__ = ["get_step", "set_step", "summary_scope", "write_raw_pb"]

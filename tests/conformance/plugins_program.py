@@ -1,6 +1,6 @@
 """One program per plugin method of tensorboardX / torch ``SummaryWriter``, run by
-``gen_plugins_golden.py`` with the anchor and by ``tests/test_plugins_conformance.py`` with
-npsummary. Each section takes ``(writer, tensor)`` where ``tensor`` turns a NumPy array into
+``gen_plugins_golden.py`` with the anchor and by ``tests/conformance/test_plugins_conformance.py``
+with npsummary. Each section takes ``(writer, tensor)`` where ``tensor`` turns a NumPy array into
 what the anchor expects (a torch tensor for torch, the array itself otherwise).
 
 ``ANCHORS`` names the library each section is compared with: tensorboardX 2.6, or torch where

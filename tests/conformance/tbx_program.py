@@ -1,9 +1,9 @@
 """One training-style program written against the tensorboardX / torch ``SummaryWriter`` API.
 
 ``gen_tbx_golden.py`` runs it once with tensorboardX 2.6 (the committed golden run);
-``tests/test_conformance_tbx.py`` runs it with npsummary and compares what both wrote, read back
-with TensorBoard's ``EventAccumulator``. It uses every summary kind both writers share, with data
-on which both libraries' value rules agree: uint8 images, float images within [0, 1]
+``tests/conformance/test_conformance_tbx.py`` runs it with npsummary and compares what both wrote,
+read back with TensorBoard's ``EventAccumulator``. It uses every summary kind both writers share,
+with data on which both libraries' value rules agree: uint8 images, float images within [0, 1]
 (tensorboardX wraps values beyond), audio within [-1, 1].
 """
 

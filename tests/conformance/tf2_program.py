@@ -4,7 +4,7 @@ Each section is ``section(summary, name_scope, logdir) -> observations``: ``summ
 ``tf.summary`` or ``npsummary``, ``name_scope`` is ``tf.name_scope`` or ``npsummary.name_scope``.
 A section writes one run into ``logdir`` and returns what the API calls returned (as plain
 Python values), so return values are compared too. ``gen_golden.py`` runs every section once with
-real TensorFlow; ``tests/test_conformance.py`` runs them with npsummary and compares.
+real TensorFlow; ``tests/conformance/test_conformance.py`` runs them with npsummary and compares.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ._errors import CommandError
+
 __all__ = ["main"]
 
 _EXAMPLES = """\
@@ -19,10 +21,6 @@ examples:
   npsummary inspect runs/                runs, tags, steps, last values and sparklines
   npsummary export runs/ --format csv    every scalar into ./scalars.csv
 """
-
-
-class CommandError(Exception):
-    """A failure to report as one line (exit status 1)."""
 
 
 def _parser() -> argparse.ArgumentParser:

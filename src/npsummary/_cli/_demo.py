@@ -154,7 +154,7 @@ def run_demo(logdir: str, steps: int, seed: int, progress: Progress) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import CommandError
+    from ._errors import CommandError
 
     if args.steps < 1:
         raise CommandError(f"--steps must be at least 1, got {args.steps}")

@@ -12,8 +12,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .._remote import is_url
-from . import CommandError
+from .._common.urls import is_url
+from ._errors import CommandError
 from ._progress import Progress
 
 __all__ = ["register"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._remote import is_url
+from .._common.urls import is_url
 from ._progress import Progress
 
 __all__ = ["register", "sparkline", "summarize"]

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from .._errors import warn_user
+from .._common.errors import warn_user
 from ._results import F64Array, IntArray
 from ._source import CHUNK, Kahan, Source, Stats, finite_chunks
 

@@ -21,7 +21,7 @@ from typing import TypeAlias
 
 import numpy as np
 
-from .._convert import check_int
+from .._common.convert import check_int
 from ._results import (
     DBL_MAX,
     N_TF1,

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from .._convert import check_int
+from .._common.convert import check_int
 from ._results import ArrayLike, F64Array, IntArray, NonFinite
 from ._source import Source, Stats, finite_chunks, scan_minmax
 

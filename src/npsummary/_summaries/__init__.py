@@ -9,6 +9,6 @@ One module per summary kind; each kind is built here and nowhere else, whichever
   in each format a front end writes (TF2 tensors, TF1/tensorboardX legacy fields);
 * :mod:`.nonfinite` — what happens to NaN and ±Inf (the ``nonfinite`` policy and its warning).
 
-Builders assume arguments already checked by :mod:`npsummary._convert` where they say so, and
-name the tag in every error they raise themselves. Formats are described in docs/FORMAT.md.
+Builders assume arguments already checked by :mod:`npsummary._common.convert` where they say
+so, and name the tag in every error they raise themselves. Formats are described in docs/FORMAT.md.
 """

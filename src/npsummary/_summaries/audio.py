@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_native_array, check_int, tagged
+from .._common.convert import as_native_array, check_int, tagged
 from .._format.wav import encode_wav
 from .._format.wire import encode_value
 from .metadata import AUDIO_CONTENT_WAV, PLUGIN_AUDIO, metadata_bytes

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._convert import check_tag
+from .._common.convert import check_tag
 from .metadata import PLUGIN_CUSTOM_SCALARS
 
 __all__ = ["CONFIG_TAG", "layout_value"]

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array, as_numeric_array, check_tag
+from .._common.convert import as_array, as_numeric_array, check_tag
 
 __all__ = [
     "MAX_SPRITE_SIZE",

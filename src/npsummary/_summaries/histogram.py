@@ -17,8 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._convert import as_array, as_float64_array, as_real_array, check_int, tagged, to_float
-from .._errors import BinCountCappedWarning, warn_user
+from .._common.convert import (
+    as_array,
+    as_float64_array,
+    as_real_array,
+    check_int,
+    tagged,
+    to_float,
+)
+from .._common.errors import BinCountCappedWarning, warn_user
 from .._format.wire import encode_value
 from .metadata import PLUGIN_HISTOGRAMS, metadata_bytes
 from .tensor import tensor_bytes, tensor_value

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_native_array, check_tag, to_float, to_float32_range
+from .._common.convert import as_native_array, check_tag, to_float, to_float32_range
 from .metadata import PLUGIN_HPARAMS
 
 __all__ = [

@@ -8,8 +8,8 @@ by :mod:`npsummary._format.png`.
   (``<tag>/image`` when ``max_outputs`` is 1).
 
 Value rules: :func:`pixels_value` (``SummaryWriter``, legacy form) applies
-:func:`npsummary._image.to_uint8` with torch's float conversion (uint8 kept, floats in [0, 1]
-scaled by 255, clipped and truncated, other integers clipped, NaN drawn as 0);
+:func:`npsummary._imaging.pixels.to_uint8` with torch's float conversion (uint8 kept, floats in
+[0, 1] scaled by 255, clipped and truncated, other integers clipped, NaN drawn as 0);
 :func:`tf_image_value` applies ``tf.image.convert_image_dtype`` exactly; :func:`tf1_image_values`
 TF1's per-image float normalisation.
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array, as_native_array, check_int
+from .._common.convert import as_array, as_native_array, check_int
 from .._format.png import encode_png
 from .._format.wire import encode_value
 from .metadata import DT_STRING, PLUGIN_IMAGES, metadata_bytes
@@ -66,8 +66,8 @@ def pixels_value(
 ) -> bytes:
     """One ``[H, W, C]`` image (any supported dtype) as a serialized ``Summary.Image`` value,
     as tensorboardX and torch write it; floats are converted as torch does (``x * 255``
-    clipped and truncated, see :func:`npsummary._image.to_uint8`)."""
-    from .._image import to_uint8
+    clipped and truncated, see :func:`npsummary._imaging.pixels.to_uint8`)."""
+    from .._imaging.pixels import to_uint8
 
     pixels, nan_count = to_uint8(hwc, tag=tag, floor=True)
     if nan_count:
@@ -83,7 +83,7 @@ def tf_image_value(
     """``tf.summary.image``: ``data`` is ``[k, h, w, c]``; the first ``max_outputs`` images are
     converted with ``convert_image_dtype`` and PNG-encoded; width and height come from the
     full shape."""
-    from .._image import tf2_convert_image_dtype
+    from .._imaging.pixels import tf2_convert_image_dtype
 
     array = as_array(data, tag)
     if array.ndim != 4 or array.shape[-1] not in (1, 2, 3, 4):
@@ -103,7 +103,7 @@ def tf_image_value(
 def tf1_image_values(tag: str, data: Any, max_outputs: Any) -> list[bytes]:
     """``tf.compat.v1.summary.image``: one legacy value per image of ``[k, h, w, c]``
     (c = 1, 3 or 4); uint8 is stored as is, floats are normalised per image as TF1 does."""
-    from .._image import tf1_normalize_image
+    from .._imaging.pixels import tf1_normalize_image
 
     array = as_native_array(data, tag)
     if array.ndim != 4 or array.shape[-1] not in (1, 3, 4):

@@ -3,7 +3,7 @@
 The image is ``CHW`` by default (or ``HWC``, ``HW``, any permutation named by
 ``dataformats``); gray is repeated to RGB as torch does. Values follow torch: uint8 is kept,
 anything else is multiplied by 255 in float32, clipped to [0, 255] and truncated; NaN is drawn
-as 0 and reported. Boxes are drawn by :mod:`npsummary._boxes`, then the image is resized by
+as 0 and reported. Boxes are drawn by :mod:`npsummary._imaging.boxes`, then the image is resized by
 ``rescale``. Like torch, ``Summary.Image`` records the height and width *before* rescaling and
 ``colorspace`` is the channel count (3, or 4 for RGBA).
 
@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from .._boxes import draw_boxes, resize_lanczos
-from .._convert import as_array, as_numeric_array, to_positive_float
+from .._common.convert import as_array, as_numeric_array, to_positive_float
 from .._format.png import encode_png
+from .._imaging.boxes import draw_boxes, resize_lanczos
 
 __all__ = ["image_boxes_value"]
 

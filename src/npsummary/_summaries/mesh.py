@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_numeric_array
+from .._common.convert import as_numeric_array
 from .metadata import PLUGIN_MESH
 
 __all__ = ["mesh_summary"]

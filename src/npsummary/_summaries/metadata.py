@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._common.messages import parse_message, serialized_message
 from .._format.wire import encode_metadata
-from .._messages import parse_message, serialized_message
 
 __all__ = [
     "AUDIO_CONTENT_WAV",

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._convert import check_choice
-from .._errors import NonFiniteWarning, warn_user
+from .._common.convert import check_choice
+from .._common.errors import NonFiniteWarning, warn_user
 
 if TYPE_CHECKING:
+    from .._common.types import NonFinitePolicy
     from .._histogram import NonFinite
-    from .._types import NonFinitePolicy
 
 __all__ = ["NONFINITE_POLICIES", "NonFiniteGuard", "check_policy"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_numeric_array, check_int
+from .._common.convert import as_numeric_array, check_int
 from .metadata import PLUGIN_PR_CURVES
 
 __all__ = ["MAX_THRESHOLDS", "compute_curve", "pr_curve_raw_value", "pr_curve_value"]

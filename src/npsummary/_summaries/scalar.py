@@ -43,7 +43,7 @@ def scalar_value(
     tag: str, value: float, *, description: str | None = None, display_name: str | None = None
 ) -> bytes:
     """Serialized TF2 scalar value; ``value`` is rounded to float32 and must be within its
-    range (see :func:`npsummary._convert.to_float32_range`)."""
+    range (see :func:`npsummary._common.convert.to_float32_range`)."""
     return ScalarEncoder().encode(tag, value, description, display_name)
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array, real_dtype
+from .._common.convert import as_array, real_dtype
+from .._common.messages import check_event_size
 from .._format.wire import encode_value
-from .._messages import check_event_size
 from .metadata import DT_STRING, DTYPE_NUMBERS
 
 __all__ = [

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_array
+from .._common.convert import as_array
 from .._format.wire import encode_length_delimited, encode_value, encode_varint
 from .metadata import DTYPE_NUMBERS, PLUGIN_TENSOR, metadata_bytes
 

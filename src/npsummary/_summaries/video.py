@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import as_numeric_array, to_positive_float
+from .._common.convert import as_numeric_array, to_positive_float
 from .._format.gif import encode_gif
 
 __all__ = ["prepare_video", "video_value"]

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .. import proto
-from .._convert import as_list, check_flag, check_tag
+from .._common.convert import as_list, check_flag, check_tag
 from ._discover import compile_filter, discover
 from ._framing import ReadStats, read_batches
 from ._io import filesystem_for

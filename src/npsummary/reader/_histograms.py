@@ -19,7 +19,7 @@ from typing import Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from .._convert import as_list, as_numeric_array, check_int
+from .._common.convert import as_list, as_numeric_array, check_int
 
 __all__ = ["NORMAL_HISTOGRAM_BPS", "LegacyLike", "compress_histogram", "legacy_to_buckets"]
 

@@ -77,7 +77,7 @@ def filesystem_for(path: str) -> FileSystem:
     for matches, fs in _REGISTRY:
         if matches(path):
             return fs
-    from .._remote import is_url
+    from .._common.urls import is_url
 
     if is_url(path):
         from ._remotefs import FsspecFileSystem

@@ -1,13 +1,13 @@
 """The reader's :class:`~npsummary.reader.FileSystem` for URLs, through fsspec.
 
 A logdir given as a URL (``s3://``, ``gs://``, ``az://``, ``memory://``, ``file://``, chained
-``a::b://``) is read through the fsspec filesystem that :mod:`npsummary._remote` resolves for it,
-with the same clear ``ImportError`` naming the package a protocol needs. Paths stay URLs, so run
-names, file names and their order are exactly those of a local logdir (the segment files of a
-remote run sort in write order by name). Files are opened without fsspec's read cache, so each
-read of the reader (a chunk of 8 MiB) is one ranged request for exactly those bytes: a large
-object is never fetched whole where the store serves byte ranges, and no more than one chunk
-of it is held at a time.
+``a::b://``) is read through the fsspec filesystem that :mod:`npsummary._sinks.location` resolves
+for it, with the same clear ``ImportError`` naming the package a protocol needs. Paths stay URLs,
+so run names, file names and their order are exactly those of a local logdir (the segment files of
+a remote run sort in write order by name). Files are opened without fsspec's read cache, so each
+read of the reader (a chunk of 8 MiB) is one ranged request for exactly those bytes: a large object
+is never fetched whole where the store serves byte ranges, and no more than one chunk of it is held
+at a time.
 
 One instance serves one read: a directory's listing is fetched once (fresh, not from fsspec's
 listing cache, so a live run's new files show up) and answers ``isdir``/``size`` for its entries
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
-from .._remote import _resolve
+from .._sinks.location import _resolve
 
 __all__ = ["FsspecFileSystem"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._convert import check_choice
+from .._common.convert import check_choice
 from ._api import PathLike, Pattern, load
 from ._values import KINDS
 

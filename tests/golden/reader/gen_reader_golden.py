@@ -8,8 +8,8 @@ Each writer (TF2 ``tf.summary``, TF1 ``tf.compat.v1.summary``, tensorboardX and
 ``torch.utils.tensorboard``) logs the same data (``DATA`` below: scalars with a duplicate step,
 histograms, images, audio, text, PR curves, hparams) into ``<writer>/`` here, and what it logged
 goes to ``<writer>.json`` together with the library versions. The test suite never imports
-TensorFlow or torch: tests/test_reader_golden.py reads these files with npsummary.reader and with
-TensorBoard's own reader and compares both with the JSON.
+TensorFlow or torch: tests/reader/test_reader_golden.py reads these files with npsummary.reader and
+with TensorBoard's own reader and compares both with the JSON.
 """
 
 from __future__ import annotations

@@ -1,0 +1,2 @@
+"""The tensorboardX / torch.utils.tensorboard SummaryWriter: its method groups, FileWriter,
+scalar export and the import patch."""

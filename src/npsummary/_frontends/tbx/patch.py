@@ -1,0 +1,81 @@
+"""``npsummary.patch()``: make frameworks that build their own writer use npsummary's.
+
+In the spirit of ``wandb.tensorboard.patch()``: after ``patch()``, ``torch.utils.tensorboard.
+SummaryWriter`` and ``tensorboardX.SummaryWriter`` resolve to :class:`npsummary.SummaryWriter`,
+both on the packages and in every already imported module that bound the original class to a
+name (``from torch.utils.tensorboard import SummaryWriter`` at the top of a framework module,
+as stable-baselines3 does). ``unpatch()`` restores exactly what ``patch()`` replaced.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from typing import Any
+
+__all__ = ["patch", "unpatch"]
+
+_REPLACED_MODULES = (
+    "torch.utils.tensorboard",
+    "torch.utils.tensorboard.writer",
+    "tensorboardX",
+    "tensorboardX.writer",
+)
+_lock = threading.Lock()
+# (module, attribute name, original value), in the order they were replaced.
+_replaced: list[tuple[Any, str, Any]] = []
+
+
+def _originals() -> list[Any]:
+    out = []
+    for name in _REPLACED_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except Exception:  # not installed, or its own imports fail (torch without tensorboard)
+            continue
+        cls = getattr(module, "SummaryWriter", None)
+        if isinstance(cls, type) and cls not in out:
+            out.append(cls)
+    return out
+
+
+def patch() -> list[str]:
+    """Make torch's and tensorboardX's ``SummaryWriter`` resolve to npsummary's.
+
+    Returns:
+      The ``module.SummaryWriter`` names that now refer to :class:`npsummary.SummaryWriter`
+      by this call (empty when neither torch's tensorboard module nor tensorboardX is
+      installed, or when everything was patched already). Calling ``patch()`` again is harmless.
+    """
+    from .summary_writer import SummaryWriter
+
+    with _lock:
+        # After a first patch() the packages name npsummary's class; the originals it replaced
+        # are still looked for, in modules imported since.
+        originals = [c for c in _originals() if c is not SummaryWriter]
+        originals += [c for _, _, c in _replaced if all(c is not o for o in originals)]
+        patched = []
+        if not originals:
+            return []
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            name = getattr(module, "__name__", "")
+            if not isinstance(namespace, dict) or name.startswith("npsummary"):
+                continue
+            # Any name, so aliases (``import SummaryWriter as TBWriter``) are found too.
+            for attribute, current in list(namespace.items()):
+                # Identity only: touching attributes of arbitrary module globals can warn.
+                if any(current is cls for cls in originals):
+                    _replaced.append((module, attribute, current))
+                    setattr(module, attribute, SummaryWriter)
+                    patched.append(f"{name}.{attribute}")
+        return sorted(patched)
+
+
+def unpatch() -> None:
+    """Undo :func:`patch`: every replaced name gets its original class back."""
+    with _lock:
+        while _replaced:
+            module, attribute, original = _replaced.pop()
+            setattr(module, attribute, original)

@@ -1,0 +1,81 @@
+"""``SummaryWriter.export_scalars_to_json``: scalars read back from the writer's own files.
+
+tensorboardX keeps every scalar in a dict for this method (its docstring warns that it "explodes
+your RAM"). npsummary keeps only, per event file this writer wrote, the byte offset up to which
+the last export read, and reads the records after it: the JSON holds the scalars logged since
+the previous export, as tensorboardX's does (it empties its dict after an export).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from typing import Any
+
+from ..._format.record import read_records
+
+__all__ = ["export_scalars", "scalar_of"]
+
+
+def scalar_of(value: Any) -> float | None:
+    """The number of a scalar ``Summary.Value`` (``simple_value`` or a size-1 numeric tensor
+    with ``scalars`` metadata), or None for any other value."""
+    kind = value.WhichOneof("value")
+    if kind == "simple_value":
+        return float(value.simple_value)
+    if kind != "tensor" or value.metadata.plugin_data.plugin_name != "scalars":
+        return None
+    tensor = value.tensor
+    if tensor.float_val:
+        return float(tensor.float_val[0])
+    if tensor.double_val:
+        return float(tensor.double_val[0])
+    if tensor.dtype == 1 and len(tensor.tensor_content) == 4:
+        return float(struct.unpack("<f", tensor.tensor_content)[0])
+    if tensor.dtype == 2 and len(tensor.tensor_content) == 8:
+        return float(struct.unpack("<d", tensor.tensor_content)[0])
+    return None
+
+
+def _scalars(payloads: Any, key: str | None, out: dict[str, list[list[float]]]) -> None:
+    from ... import proto
+
+    for payload in payloads:
+        event = proto.Event.FromString(payload)
+        if event.WhichOneof("what") != "summary":
+            continue
+        for value in event.summary.value:
+            number = scalar_of(value)
+            if number is not None:
+                entry = [event.wall_time, event.step, number]
+                out.setdefault(key if key is not None else value.tag, []).append(entry)
+
+
+def _new_payloads(sink: Any, offsets: dict[str, int]) -> list[bytes]:
+    """Records of ``sink`` that the last export did not read."""
+    path = getattr(sink, "path", None)
+    if isinstance(path, str) and path:
+        start = offsets.get(path, 0)
+        with open(path, "rb") as stream:
+            stream.seek(start)
+            payloads = list(read_records(stream))
+            offsets[path] = stream.tell()
+        return payloads
+    recorded = list(getattr(sink, "payloads", []))  # a MemorySink
+    start = offsets.get(str(id(sink)), 0)
+    offsets[str(id(sink))] = len(recorded)
+    return recorded[start:]
+
+
+def export_scalars(writer: Any, path: str | os.PathLike[str]) -> None:
+    """See ``SummaryWriter.export_scalars_to_json``."""
+    offsets: dict[str, int] = writer.__dict__.setdefault("_export_offsets", {})
+    writer.flush()
+    event_writer = writer._get_writer()
+    out: dict[str, list[list[float]]] = {}
+    _scalars(_new_payloads(event_writer.sink, offsets), None, out)
+    for run, child in list(event_writer.children.items()):
+        _scalars(_new_payloads(child.sink, offsets), os.path.join(writer.logdir, run), out)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(out, f)

@@ -1,0 +1,152 @@
+"""Scalar methods of ``SummaryWriter``: ``add_scalar`` and ``add_scalars``, written as
+tensorboardX and torch write them (a float32 ``simple_value``, :mod:`npsummary._summaries.scalar`).
+
+``add_scalar`` takes both anchors' arguments. Positions 5 and 6 differ between them
+(tensorboardX: ``display_name, summary_description``; torch: ``new_style, double_precision``):
+npsummary keeps tensorboardX's names there, takes torch's as keywords, and reads a positional
+bool as torch's and a str as tensorboardX's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..._common.convert import check_tag, check_text, to_float, to_float32_range
+from ..._common.types import ScalarLike, StepLike
+from ..._core.event_writer import subrun_name
+from ..._summaries.scalar import torch_scalar_value
+from .base import TbxWriterBase
+
+__all__ = ["ScalarMethods"]
+
+
+def _torch_positions(
+    display_name: Any, summary_description: Any, new_style: Any, double_precision: Any
+) -> tuple[Any, Any, Any, Any]:
+    """Read a bool at position 5 or 6 as torch's ``new_style`` / ``double_precision``."""
+    if display_name.__class__ is bool:
+        new_style, display_name = display_name or new_style, ""
+    if summary_description.__class__ is bool:
+        double_precision, summary_description = summary_description or double_precision, ""
+    return display_name, summary_description, new_style, double_precision
+
+
+def _scalar_options(
+    tag: str, display_name: Any, description: Any, new_style: Any, double_precision: Any
+) -> tuple[str, str, bool, bool]:
+    """Checked options: the two titles ("" for none) and the two flags."""
+    titles = [
+        check_text(display_name, "display_name", tag=tag) or "",
+        check_text(description, "summary_description", tag=tag) or "",
+    ]
+    flags = []
+    for name, flag in (("new_style", new_style), ("double_precision", double_precision)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{tag!r}: {name} must be a bool, got {flag!r}")
+        flags.append(bool(flag))
+    return titles[0], titles[1], flags[0], flags[1]
+
+
+class ScalarMethods(TbxWriterBase):
+    """``add_scalar`` and ``add_scalars``."""
+
+    def add_scalar(
+        self,
+        tag: str,
+        scalar_value: ScalarLike,
+        global_step: StepLike = None,
+        walltime: float | None = None,
+        display_name: str | bool | None = "",
+        summary_description: str | bool | None = "",
+        *,
+        new_style: bool = False,
+        double_precision: bool = False,
+    ) -> None:
+        """Log one scalar as tensorboardX and torch do: a float32 ``simple_value``.
+
+        Args:
+          tag: the chart's name.
+          scalar_value: a Python or NumPy number, a 0-d or size-1 array, or any object with
+            ``__array__`` or ``__float__`` (a torch or JAX scalar).
+          global_step: step; default: the step given to :meth:`set_step`.
+          walltime: seconds since the epoch; default: now.
+          display_name: tensorboardX's title, stored in the value's metadata.
+          summary_description: tensorboardX's Markdown description, stored likewise.
+          new_style: torch's option: a rank-0 DT_FLOAT tensor with ``scalars`` metadata.
+          double_precision: torch's option, with ``new_style``: a DT_DOUBLE tensor, which
+            TensorBoard's default loader skips (``--load_fast=false`` shows it).
+
+        Raises:
+          TypeError, ValueError: bad input, naming the tag; nothing is written.
+        """
+        if display_name.__class__ is bool or summary_description.__class__ is bool:
+            display_name, summary_description, new_style, double_precision = _torch_positions(
+                display_name, summary_description, new_style, double_precision
+            )
+        tag, step, wall = self._resolve(tag, global_step, walltime)
+        value = scalar_value if type(scalar_value) is float else to_float(scalar_value, tag)
+        if (
+            new_style is not False
+            or display_name.__class__ is not str
+            or summary_description.__class__ is not str
+            or display_name
+            or summary_description
+        ):
+            title, note, torch_form, double = _scalar_options(
+                tag, display_name, summary_description, new_style, double_precision
+            )
+            if torch_form:
+                number = value if double else to_float32_range(value)
+                scalar = torch_scalar_value(tag, number, double_precision=double)
+                self._get_writer().write_values([scalar], step, wall)
+                return
+            display_name, summary_description = title, note
+        self._get_writer().write_simple_scalar(
+            tag,
+            to_float32_range(value),
+            step,
+            wall,
+            summary_description or None,
+            display_name or None,
+        )
+
+    def add_scalars(
+        self,
+        main_tag: str,
+        tag_scalar_dict: dict[str, ScalarLike],
+        global_step: StepLike = None,
+        walltime: float | None = None,
+    ) -> None:
+        """Log several scalars as one chart: each key becomes the sub-run ``<main_tag>_<key>``
+        (torch's naming; tensorboardX nests ``<main_tag>/<key>``), each value a ``simple_value``
+        tagged ``main_tag``. Sub-run names come from
+        :func:`~npsummary._core.event_writer.subrun_name`: a ``/`` in a key is written ``%2F``, so
+        distinct keys never share a sub-run.
+
+        Args:
+          main_tag: the chart's name (the tag in every sub-run).
+          tag_scalar_dict: sub-run key -> value (values as :meth:`add_scalar`).
+          global_step, walltime: as :meth:`add_scalar`.
+
+        Raises:
+          TypeError, ValueError: bad input; every value is checked before anything is written.
+          OSError: a sub-run could not be created; nothing was written.
+        """
+        main_tag, step, wall = self._resolve(main_tag, global_step, walltime)
+        if not isinstance(tag_scalar_dict, dict):
+            raise TypeError(
+                f"{main_tag!r}: tag_scalar_dict must be a dict of name -> value, "
+                f"got {type(tag_scalar_dict).__name__}"
+            )
+        values = []
+        for key, value in tag_scalar_dict.items():
+            key = check_tag(key, f"{main_tag!r}: key of tag_scalar_dict")
+            values.append((key, to_float32_range(to_float(value, f"{main_tag}/{key}"))))
+        writer = self._get_writer()
+        # Every sub-run is opened before any is written: a sub-run that cannot be created (EACCES,
+        # EMFILE, ...) fails the call before it logged anything.
+        children = [(writer.child(subrun_name(main_tag, key)), value) for key, value in values]
+        for child, value in children:
+            child.write_simple_scalar(main_tag, value, step, wall)

@@ -1,0 +1,1 @@
+"""The tf.summary API: summary functions, default writer, step and name scopes."""

@@ -1,0 +1,102 @@
+"""Image layouts: one image as ``[H, W, C]``, a batch as ``[N, H, W, C]``.
+
+``dataformats`` (parsed by :func:`npsummary._imaging.pixels.parse_layout`) names the array's
+axes in order. Per rank the letters must be a permutation of ``HW`` (2-D), ``HWC`` (3-D) or
+``NCHW`` (4-D), so ``'WH'`` is a transposed gray image and ``'CWH'`` a transposed CHW one.
+``to_nhwc`` also takes a permutation of ``NHW``: a batch of gray images. One channel stays gray:
+it is never expanded to RGB (tensorboardX triples it). A 4-D layout given to ``to_hwc`` becomes
+one image through ``make_grid(ncols=8, padding=0)``, which is exactly tensorboardX's grid.
+Layout functions return views and keep the dtype; values are converted separately
+(:mod:`npsummary._imaging.pixels`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .grid import make_grid
+from .pixels import CHANNELS, as_image_array, parse_layout, who
+
+__all__ = ["to_hwc", "to_nhwc"]
+
+_LAYOUTS = {2: "HW", 3: "HWC", 4: "NCHW"}
+_BATCH_LAYOUTS = {3: "NHW", 4: "NCHW"}
+
+
+def _layout_error(kind: str, tag: str, fmt: str, shape: tuple[int, ...]) -> str:
+    need = f"a {len(fmt)}-D array"
+    if "C" in fmt:
+        need += " with C in {1, 2, 3, 4}"
+    msg = f"{who(kind, tag)}: dataformats {fmt!r} expects {need}, got shape {shape}"
+    if len(shape) == len(fmt) and "C" in fmt:
+        for alt in ("CHW", "HWC", "NCHW", "NHWC"):
+            if len(alt) == len(fmt) and alt != fmt and shape[alt.index("C")] in CHANNELS:
+                return msg + f"; if the channels are on another axis, pass dataformats={alt!r}"
+    return msg
+
+
+def _transpose(
+    arr: np.ndarray, fmt: str, layouts: dict[int, str], target: str, kind: str, tag: str
+) -> np.ndarray:
+    """Transpose ``arr`` (layout ``fmt``) to ``target`` order, checking rank, letters and C."""
+    expected = layouts.get(len(fmt))
+    if expected is None or set(fmt) != set(expected):
+        names = [repr(v) for v in layouts.values()]
+        options = ", ".join(names[:-1]) + " or " + names[-1]
+        raise ValueError(
+            f"{who(kind, tag)}: dataformats {fmt!r} must be a permutation of {options}, "
+            f"got shape {arr.shape}"
+        )
+    if arr.ndim != len(fmt) or ("C" in fmt and arr.shape[fmt.index("C")] not in CHANNELS):
+        raise ValueError(_layout_error(kind, tag, fmt, arr.shape))
+    out: np.ndarray = arr.transpose([fmt.index(ch) for ch in target if ch in fmt])
+    return out
+
+
+def to_hwc(image: Any, dataformats: str = "CHW", *, tag: str = "") -> np.ndarray:
+    """One image as ``[H, W, C]`` (a view when possible), keeping its dtype.
+
+    ``HW`` gives ``[H, W, 1]``. A 4-D layout (a permutation of NCHW) is tiled with
+    ``make_grid(ncols=8, padding=0)`` as tensorboardX's ``add_image`` does.
+
+    Raises:
+      ValueError: the layout is invalid, or the array's rank or channel count does not match it;
+        the message names the shape received and the layout expected.
+    """
+    arr = as_image_array(image)
+    fmt = parse_layout(dataformats, "image", tag)
+    if len(fmt) == 4:
+        batch = _to_nhwc(arr, fmt, "image", tag)
+        if batch.shape[0] == 0:
+            raise ValueError(f"{who('image', tag)}: empty batch, shape {arr.shape}")
+        return make_grid(batch, ncols=8, padding=0)
+    hwc = _transpose(arr, fmt, _LAYOUTS, "HWC", "image", tag)
+    if hwc.ndim == 2:
+        hwc = hwc[:, :, None]
+    if hwc.shape[0] < 1 or hwc.shape[1] < 1:
+        raise ValueError(f"{who('image', tag)}: H and W must be >= 1, got shape {arr.shape}")
+    return hwc
+
+
+def to_nhwc(images: Any, dataformats: str = "NCHW", *, tag: str = "") -> np.ndarray:
+    """A batch of images as ``[N, H, W, C]`` (a view when possible), keeping the dtype.
+
+    ``dataformats`` is a permutation of NCHW, or of NHW for gray images. A list or tuple of
+    arrays is stacked first (each in the layout without N).
+
+    Raises:
+      ValueError: as ``to_hwc``.
+    """
+    fmt = parse_layout(dataformats, "images", tag)
+    return _to_nhwc(as_image_array(images), fmt, "images", tag)
+
+
+def _to_nhwc(arr: np.ndarray, fmt: str, kind: str, tag: str) -> np.ndarray:
+    nhwc = _transpose(arr, fmt, _BATCH_LAYOUTS, "NHWC", kind, tag)
+    if nhwc.ndim == 3:
+        nhwc = nhwc[:, :, :, None]
+    if nhwc.shape[1] < 1 or nhwc.shape[2] < 1:
+        raise ValueError(f"{who(kind, tag)}: H and W must be >= 1, got shape {arr.shape}")
+    return nhwc

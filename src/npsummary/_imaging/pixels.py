@@ -1,0 +1,269 @@
+"""Image pixels: the ``dataformats`` parser, array intake, and the value rules to uint8.
+
+Layouts (``dataformats``) follow tensorboardX's ``convert_to_HWC``: one letter per array axis,
+naming the axes in order, from N (batch), C (channels), H (height), W (width); case-insensitive,
+no letter twice (:func:`parse_layout`; the transposes are in :mod:`npsummary._imaging.layout`).
+C must be 1 (gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA).
+
+Value rules (``to_uint8``), used for every image unless a TF-exact conversion is asked for:
+
+- uint8: unchanged.
+- bool: False -> 0, True -> 255.
+- float16, float32, float64: the range [0, 1] maps to [0, 255] with rounding half up,
+  ``u8 = floor(min(max(x * 255 + 0.5, 0), 255))``, computed in float64 (exact for float16 and
+  float32 input); +inf -> 255, -inf -> 0; NaN -> 0 and counted, so the caller can warn.
+- Every other integer type: clipped to [0, 255], not scaled.
+- Anything else (complex, object, strings): TypeError.
+
+Nothing wraps around: tensorboardX's ``(x * 255).astype(uint8)`` turns 1.5 into 126 and -0.2
+into 205.
+
+TF-exact conversions, checked against TensorFlow 2.21 golden files:
+
+- ``tf2_convert_image_dtype`` is ``tf.image.convert_image_dtype(x, tf.uint8, saturate=True)``, the
+  conversion ``tf.summary.image`` applies. Floats: ``trunc(clip(x * 255.5, 0, 255))`` with the
+  product rounded in the input's own precision (float16 arithmetic for float16), NaN -> 0.
+  Integers are shifted, rounding down, then saturated to [0, 255]: int8 -> ``2 * x``,
+  int16 -> ``x >> 7``, int32 -> ``x >> 23``, int64 -> ``x >> 55``, uint16 -> ``x >> 8``,
+  uint32 -> ``x >> 24``, uint64 -> ``x >> 56`` (TF has no CPU kernel for the last two; the same
+  rule extended). uint8 unchanged. bool raises TypeError, as TF does.
+- ``tf1_normalize_image`` is TF1's ImageSummary kernel (``NormalizeFloatImage``), per image: a
+  pixel with any non-finite channel is set to ``bad_color[:C]`` and ignored otherwise. min and
+  max of the other values are taken in float32. If min < 0: ``scale = 127 / max(|min|, |max|)``,
+  ``offset = 128``; else ``scale = 255 / max``, ``offset = 0``; the scale is 0 when its
+  denominator is below 1e-6. The scale is computed in float32, then rounded to the input dtype,
+  and ``x * scale + offset`` is evaluated in the input dtype and truncated. uint8 is unchanged;
+  other dtypes raise TypeError, as TF1 does.
+
+Elementwise conversions work through the array in chunks of about 256 Ki elements, so temporaries
+stay small whatever the image size. Grids of images are in :mod:`npsummary._imaging.grid`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "as_image_array",
+    "parse_layout",
+    "tf1_normalize_image",
+    "tf2_convert_image_dtype",
+    "to_uint8",
+    "who",
+]
+
+CHANNELS = (1, 2, 3, 4)
+_CHUNK = 1 << 18
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def as_image_array(data: object) -> np.ndarray:
+    """NumPy view of an array-like; torch tensors are detached and moved to the CPU first."""
+    if isinstance(data, np.ndarray):
+        arr = data
+    elif isinstance(data, (list, tuple)):
+        if not data:
+            raise ValueError("expected an array, got an empty sequence")
+        arr = np.stack([as_image_array(item) for item in data])
+    else:
+        detach = getattr(data, "detach", None)
+        if callable(detach) and hasattr(data, "cpu"):  # torch.Tensor, without importing torch
+            data = detach().cpu()
+            if str(getattr(data, "dtype", "")) == "torch.bfloat16":
+                data = data.float()  # type: ignore[attr-defined]
+        arr = np.asarray(data)
+    from .._common.convert import real_dtype  # here: this module also loads on its own (tests)
+
+    target = real_dtype(arr.dtype)  # ml_dtypes (JAX) bfloat16, float8...: read as float32
+    return arr if target is None else arr.astype(target)
+
+
+def who(kind: str, tag: str) -> str:
+    return f"{kind} {tag!r}" if tag else kind
+
+
+def _chunks(shape: tuple[int, ...], limit: int = _CHUNK) -> Iterator[tuple[int | slice, ...]]:
+    """Index tuples covering an array of ``shape`` in pieces of at most ``limit`` elements
+    (or one innermost row, if longer)."""
+    if not shape:
+        yield ()
+        return
+    inner = math.prod(shape[1:])
+    if len(shape) == 1 or inner <= limit:
+        step = max(1, limit // max(inner, 1))
+        for start in range(0, shape[0], step):
+            yield (slice(start, min(shape[0], start + step)),)
+    else:
+        for i in range(shape[0]):
+            for rest in _chunks(shape[1:], limit):
+                yield (i, *rest)
+
+
+def parse_layout(dataformats: object, kind: str, tag: str) -> str:
+    if not isinstance(dataformats, str):
+        raise TypeError(
+            f"{who(kind, tag)}: dataformats must be a str such as 'CHW', "
+            f"got {type(dataformats).__name__}"
+        )
+    fmt = dataformats.upper()
+    if not fmt or set(fmt) - set("NCHW") or len(set(fmt)) != len(fmt):
+        raise ValueError(
+            f"{who(kind, tag)}: dataformats {dataformats!r} is not a layout; use each of the "
+            "letters N, C, H, W at most once, e.g. 'CHW', 'HWC', 'HW', 'NCHW' or 'NHWC'"
+        )
+    return fmt
+
+
+# --------------------------------------------------------------------------- value rules
+
+
+def to_uint8(image: Any, *, tag: str = "", floor: bool = False) -> tuple[np.ndarray, int]:
+    """Pixels as uint8 per the module's value rules, and the number of NaNs replaced by 0.
+
+    ``floor=True`` converts floats as torch's ``add_image`` does: ``x * 255`` computed in the
+    array's own precision (at least float32), clipped to [0, 255] and truncated (tensorboardX
+    truncates too, without the clipping). The default rounds to the nearest level.
+
+    Raises:
+      TypeError: the dtype is not bool, an integer or a float type.
+    """
+    arr = as_image_array(image)
+    kind = arr.dtype.kind
+    if arr.dtype == np.uint8:
+        return arr, 0
+    if kind not in "buif":
+        raise TypeError(
+            f"{who('image', tag)}: values must be bool, integer or float, got dtype {arr.dtype}"
+        )
+    out = np.empty(arr.shape, np.uint8)
+    nan_count = 0
+    for index in _chunks(arr.shape):
+        src, dst = arr[index], out[index]
+        if kind == "b":
+            np.multiply(src, 255, out=dst, dtype=np.uint8)
+        elif kind in "iu":
+            info = np.iinfo(arr.dtype)
+            np.copyto(dst, np.clip(src, max(0, info.min), min(255, info.max)), casting="unsafe")
+        else:
+            nans = int(np.count_nonzero(np.isnan(src)))
+            nan_count += nans
+            if floor:
+                v = np.multiply(src, 255, dtype=np.result_type(arr.dtype, np.float32))
+            else:
+                v = np.multiply(src, 255.0, dtype=np.float64)
+                v += 0.5
+            if nans:
+                np.fmax(v, 0.0, out=v)  # fmax/fmin drop NaN, so NaN -> 0
+                np.fmin(v, 255.0, out=v)
+            else:
+                np.maximum(v, 0.0, out=v)
+                np.minimum(v, 255.0, out=v)
+            np.copyto(dst, v, casting="unsafe")  # truncation == floor for v >= 0
+    return out, nan_count
+
+
+def tf2_convert_image_dtype(data: Any, *, tag: str = "") -> np.ndarray:
+    """``tf.image.convert_image_dtype(data, tf.uint8, saturate=True)``, exactly; same shape.
+
+    Raises:
+      TypeError: bool or a non-numeric dtype (TF raises AttributeError for these).
+    """
+    arr = as_image_array(data)
+    dtype = arr.dtype
+    if dtype == np.uint8:
+        return arr
+    if dtype.kind not in "iuf":
+        raise TypeError(
+            f"{who('image', tag)}: tf.image.convert_image_dtype accepts float and integer "
+            f"images, got dtype {dtype}"
+        )
+    out = np.empty(arr.shape, np.uint8)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for index in _chunks(arr.shape):
+            src, dst = arr[index], out[index]
+            if dtype.kind == "f":
+                v = np.multiply(src, dtype.type(255.5))  # rounded in the input's precision
+                np.fmax(v, 0, out=v)  # TF's cast maps NaN to 0
+                np.fmin(v, 255, out=v)
+                np.copyto(dst, v, casting="unsafe")
+            elif dtype == np.int8:
+                np.copyto(dst, np.clip(src, 0, 127), casting="unsafe")
+                dst *= 2
+            else:
+                shift = 8 * dtype.itemsize - (9 if dtype.kind == "i" else 8)
+                np.copyto(dst, np.clip(src >> shift, 0, 255), casting="unsafe")
+    return out
+
+
+def tf1_normalize_image(
+    data: Any, bad_color: Any = (255, 0, 0, 255), *, tag: str = ""
+) -> np.ndarray:
+    """TF1 ImageSummary normalisation of ``[H, W, C]`` or ``[N, H, W, C]`` (each image alone).
+
+    Raises:
+      TypeError: dtype other than uint8, float16, float32, float64 (TF1 rejects them too).
+      ValueError: not 3-D/4-D with C in 1..4, or ``bad_color`` shorter than C.
+    """
+    arr = as_image_array(data)
+    if arr.ndim not in (3, 4) or arr.shape[-1] not in CHANNELS:
+        raise ValueError(
+            f"{who('image', tag)}: TF1 image summaries expect [H, W, C] or [N, H, W, C] with "
+            f"C in {{1, 2, 3, 4}}, got shape {arr.shape}"
+        )
+    if arr.dtype == np.uint8:
+        return arr
+    if arr.dtype.kind != "f" or arr.dtype.itemsize not in (2, 4, 8):  # either byte order
+        raise TypeError(
+            f"{who('image', tag)}: TF1 image summaries accept uint8, float16, float32 or "
+            f"float64, got {arr.dtype}"
+        )
+    channels = arr.shape[-1]
+    bad = np.asarray(bad_color)
+    if bad.ndim != 1 or bad.shape[0] < channels or bad.dtype.kind not in "iu":
+        raise ValueError(
+            f"{who('image', tag)}: bad_color must be a 1-D integer sequence of length "
+            f">= {channels}, got {bad_color!r}"
+        )
+    if bad.min() < 0 or bad.max() > 255:
+        raise ValueError(f"{who('image', tag)}: bad_color must be in 0..255, got {bad_color!r}")
+    bad = bad[:channels].astype(np.uint8)
+    batch = arr[None] if arr.ndim == 3 else arr
+    out = np.empty(batch.shape, np.uint8)
+    for i in range(batch.shape[0]):
+        _tf1_normalize_one(batch[i], bad, out[i])
+    return out[0] if arr.ndim == 3 else out
+
+
+def _tf1_normalize_one(image: np.ndarray, bad: np.ndarray, out: np.ndarray) -> None:
+    ftype = image.dtype.type
+    lo, hi = np.float32(np.inf), np.float32(-np.inf)
+    with np.errstate(over="ignore"):  # float64 beyond float32 range becomes +-inf, as in C++
+        for index in _chunks(image.shape[:-1], _CHUNK // image.shape[-1]):
+            block = image[index]
+            finite = block[np.isfinite(block).all(axis=-1)].astype(np.float32)
+            if finite.size:
+                lo, hi = min(lo, finite.min()), max(hi, finite.max())
+    threshold = np.float32(1e-6)
+    if lo < 0:
+        max_val = max(abs(lo), abs(hi))
+        scale = ftype(0 if max_val < threshold else np.float32(127) / max_val)
+        offset = ftype(128)
+    else:
+        scale = ftype(0 if hi < threshold else np.float32(255) / hi)
+        offset = ftype(0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for index in _chunks(image.shape[:-1], _CHUNK // image.shape[-1]):
+            block = image[index]
+            bad_pixel = ~np.isfinite(block).all(axis=-1)
+            v = block * scale
+            v += offset
+            v[bad_pixel] = 0
+            dst = out[index]
+            np.copyto(dst, v, casting="unsafe")  # truncation, like static_cast<uint8>
+            dst[bad_pixel] = bad

@@ -1,0 +1,79 @@
+"""A run directory behind a URL: the fsspec filesystem it resolves to, and where its files go.
+
+fsspec is imported only when such a URL is opened; a missing protocol package is named in the
+``ImportError``. Which strings are URLs is :func:`npsummary._common.urls.is_url`; which sink a URL
+gets is :func:`npsummary._sinks.open_url.open_url_sink`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Location"]
+
+#: Filesystems without directories: writing an object creates its "folder".
+_OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"})
+
+
+def _resolve(url: str) -> tuple[Any, str]:
+    """``(filesystem, path)`` for ``url``; a clear ImportError names the package to install."""
+    protocol = url.partition("://")[0].split("::")[-1].lower()
+    try:
+        import fsspec
+        from fsspec.registry import known_implementations
+    except ImportError as exc:
+        raise ImportError(
+            f"logdir {url!r} is a URL; remote logdirs need fsspec: pip install 'npsummary[remote]'"
+        ) from exc
+    try:
+        fs, path = fsspec.core.url_to_fs(url)
+    except ImportError as exc:
+        known = known_implementations.get(protocol, {})
+        package = str(known.get("class", "")).split(".")[0] or "its fsspec implementation"
+        if package == "fsspec":
+            package = "the dependencies named below"
+        raise ImportError(
+            f"logdir {url!r}: the {protocol}:// protocol needs {package} "
+            f"(pip install {package}); fsspec says: {exc}"
+        ) from exc
+    except ValueError as exc:
+        raise ValueError(f"logdir {url!r}: no fsspec filesystem for {protocol}://: {exc}") from exc
+    return fs, str(path).rstrip("/")
+
+
+class Location:
+    """A run directory on an fsspec filesystem: the one ``url`` names (resolved again in a forked
+    child, whose parent's connections are not its own), or ``fs`` as given."""
+
+    def __init__(self, url: str, fs: Any = None, path: str = "", *, given: bool = False) -> None:
+        self.url = url.rstrip("/")
+        self._given = given or (fs is not None and not path)
+        if fs is None:
+            fs, path = _resolve(self.url)
+        elif not path:
+            path = str(fs._strip_protocol(self.url)).rstrip("/")
+        self._fs: Any = fs
+        self._path = path
+        protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
+        self._needs_dirs = not _OBJECT_STORES.intersection(protocols)
+        self._dir_made = False
+
+    def child(self, name: str) -> Location:
+        return Location(f"{self.url}/{name}", self._fs, f"{self._path}/{name}", given=self._given)
+
+    def url_of(self, name: str) -> str:
+        return f"{self.url}/{name}"
+
+    def put(self, name: str, data: bytes) -> None:
+        fs = self._fs
+        if fs is None:  # a forked child
+            fs, self._path = _resolve(self.url)
+            self._fs = fs
+        if self._needs_dirs and not self._dir_made:
+            fs.makedirs(self._path, exist_ok=True)
+            self._dir_made = True
+        fs.pipe_file(f"{self._path}/{name}", data)
+
+    def reset_after_fork(self) -> None:
+        if not self._given:
+            self._fs = None

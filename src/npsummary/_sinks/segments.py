@@ -1,0 +1,239 @@
+"""The segment sink: a run on a store that cannot append, as a sequence of event files.
+
+Each segment is a complete event file (``file_version`` record first), uploaded once and never
+rewritten, named
+
+    ``events.out.tfevents.{time:010d}.{host}.{pid}.{counter:04d}.{seq:08d}{suffix}``
+
+so that a run's names sort in write order (TensorBoard reads a run's files in name order and never
+returns to an earlier one; segments are therefore also uploaded strictly in order).
+
+* The first segment (the ``file_version`` record alone) is uploaded before the constructor of a
+  run returns, so a wrong bucket, missing credentials or a missing package fail at once, naming
+  the URL, and TensorBoard lists the run immediately.
+* Logged records wait in memory. A segment is sealed and uploaded by a background thread (one for
+  all remote sinks, apart from the local files' one, so a slow server never delays a local file)
+  when the open records reach ``segment_bytes`` or ``flush_secs`` after the first of them,
+  whichever comes first; :meth:`SegmentSink.flush` uploads the open records at once. Bytes
+  uploaded are the event bytes plus one ~50-byte header per segment, at any run length.
+* A failed upload is retried with the same name and the same bytes (a retry after a lost response
+  overwrites, never duplicates), with exponential backoff in the background and at every
+  ``flush()``. Segments wait, in order, up to ``max_pending_bytes``; beyond it new records are
+  dropped and counted. The error is raised by the next ``write``, ``flush`` or ``close`` as
+  :class:`EventWriteError` naming the object's URL.
+* Open records are uploaded at interpreter exit. After ``fork()`` a child starts segments of its
+  own on first use.
+"""
+
+from __future__ import annotations
+
+import errno
+import weakref
+from typing import Any
+
+from .._common.errors import EventWriteError
+from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_PENDING_BYTES, check_run_name
+from .flusher import busy, run_deferred_signal
+from .location import Location
+from .segment_state import DEFAULT_SEGMENT_BYTES, FRAMING, UPLOADER, SegmentState
+
+__all__ = ["DEFAULT_SEGMENT_BYTES", "SegmentSink"]
+
+
+class SegmentSink:
+    """An :class:`EventSink` writing a run to a URL as a sequence of segment files.
+
+    Args:
+      url: run directory as an fsspec URL (``s3://bucket/run``, ``memory://run``).
+      filename_suffix: appended to every segment name verbatim.
+      flush_secs: longest time a logged record waits before its segment is uploaded.
+      segment_bytes: open records that make a segment full and upload it at once.
+      max_pending_bytes: memory bound on records not yet uploaded while uploads keep failing.
+      filesystem: an fsspec filesystem to write through instead of the one the URL names (e.g.
+        ``s3fs.S3FileSystem(profile="ml")``); ``url`` is then a path or URL on it.
+
+    Raises:
+      ImportError: fsspec, or the package of the URL's protocol, is missing (named).
+      EventWriteError: the first segment could not be uploaded (the URL is named).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        filename_suffix: str = "",
+        *,
+        flush_secs: float = DEFAULT_FLUSH_SECS,
+        segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
+        filesystem: Any = None,
+    ) -> None:
+        if not isinstance(filename_suffix, str):
+            raise TypeError(f"filename_suffix must be a str, got {type(filename_suffix).__name__}")
+        if "/" in filename_suffix or "\\" in filename_suffix or "\0" in filename_suffix:
+            raise ValueError(
+                f"filename_suffix must not contain a path separator or NUL, got {filename_suffix!r}"
+            )
+        if isinstance(segment_bytes, bool) or not isinstance(segment_bytes, int):
+            raise TypeError(f"segment_bytes must be an int, got {segment_bytes!r}")
+        if segment_bytes < 1:
+            raise ValueError(f"segment_bytes must be >= 1, got {segment_bytes}")
+        options = (filename_suffix, flush_secs, segment_bytes, max_pending_bytes)
+        self._setup(Location(url, filesystem, given=filesystem is not None), options)
+        self._upload_header()
+
+    def _setup(self, location: Location, options: tuple[str, float, int, int]) -> None:
+        suffix, flush_secs, segment_bytes, max_pending_bytes = options
+        self._options = options
+        self._state = SegmentState(location, suffix, flush_secs, segment_bytes, max_pending_bytes)
+        self._state.start()
+        self._children: dict[str, SegmentSink] = {}
+        UPLOADER.register(self._state)
+        # Only enqueues: a finalizer runs wherever the GC does and must take no lock (_flusher).
+        self._finalizer = weakref.finalize(self, UPLOADER.retire, self._state)
+
+    def _upload_header(self) -> None:
+        state = self._state
+        state._cut([])  # no other thread knows this state yet: no lock
+        state.drain(fsync=True)
+        if state.sealed:
+            error = state.error
+            state.error = None
+            self._finalizer.detach()
+            state.give_up()
+            UPLOADER.unregister(state)
+            raise EventWriteError(
+                getattr(error, "errno", None) or errno.EIO,
+                f"cannot write to {state.error_path}: {error}",
+            ) from error
+
+    @property
+    def url(self) -> str:
+        """URL of the run directory."""
+        return self._state.location.url
+
+    @property
+    def uploaded_bytes(self) -> int:
+        """Bytes of segments uploaded so far by this sink (sub-runs not included)."""
+        return self._state.uploaded_bytes
+
+    @property
+    def uploaded_objects(self) -> int:
+        """Segments uploaded so far by this sink (sub-runs not included)."""
+        return self._state.uploaded_objects
+
+    def write(self, payload: bytes) -> None:
+        """Queue one serialized event.
+
+        Raises:
+          EventWriteError: an earlier upload of this run failed (the error is raised once).
+          ValueError: the sink is closed (or being closed).
+        """
+        state = self._state
+        b = busy
+        if b.depth:  # re-entered: never wait for a lock this thread may hold (see _flusher)
+            state.add_deferred(payload)
+            return
+        if state.error is not None or state.dropped:
+            state.raise_error()
+        if not state.stem or state.closing:
+            self._restart()
+        if state.pending_bytes > state.max_pending_bytes and not state.failing:
+            state.drain(fsync=False)  # uploads are slower than logging: wait rather than drop
+        b.depth = 1  # as FileSink.write: marked before the lock, unmarked after it is released
+        try:
+            with state.lock:
+                if state.closing:
+                    raise ValueError(f"event files at {state.location.url} are closed")
+                full = state.open_bytes + len(payload) + FRAMING >= state.segment_bytes
+                wake = state.enqueue(payload, full)
+                if state.pending and state.pending[-1] is payload:
+                    state.open_bytes += len(payload) + FRAMING
+        finally:
+            b.depth = 0
+            if b.deferred_signal is not None:
+                run_deferred_signal()
+        if wake:
+            UPLOADER.wake()
+
+    def _restart(self) -> None:
+        state = self._state
+        if state.closing:
+            raise ValueError(f"event files at {state.location.url} are closed")
+        b = busy
+        b.depth += 1
+        try:
+            with state.lock:
+                if not state.stem:
+                    state.start()  # a forked child: segments of its own
+        finally:
+            b.depth -= 1
+            if not b.depth and b.deferred_signal is not None:
+                run_deferred_signal()
+        UPLOADER.register(state)
+
+    def flush(self) -> None:
+        """Upload the open records of this run and its sub-runs now; every sub-run is tried, then
+        the first error is raised.
+
+        Called re-entrantly (by a signal handler or finalizer that interrupted this thread inside
+        npsummary), it only wakes the background thread, which uploads at the records' deadline.
+        """
+        if busy.depth:
+            UPLOADER.wake()
+            return
+        state = self._state
+        errors: list[OSError] = []
+        if not state.closed:
+            try:
+                state.drain(fsync=True)
+                state.raise_error()
+            except OSError as exc:
+                errors.append(exc)
+        for child in list(self._children.values()):
+            try:
+                child.flush()
+            except OSError as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def close(self) -> None:
+        """Upload what is open and stop (sub-runs too, even if one fails), then raise the first
+        error. Idempotent. Called re-entrantly, it refuses further writes at once and hands the
+        upload and the close to the background thread."""
+        errors: list[OSError] = []
+        for child in list(self._children.values()):
+            try:
+                child.close()
+            except OSError as exc:
+                errors.append(exc)
+        state = self._state
+        if busy.depth:
+            state.closing = True
+            self._finalizer.detach()
+            UPLOADER.retire(state)
+        elif not state.closed:
+            state.close()
+            self._finalizer.detach()
+            try:
+                state.raise_error()
+            except OSError as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def child(self, name: str) -> SegmentSink:
+        sink = self._children.get(name)
+        if sink is not None:
+            return sink
+        check_run_name(name)
+        # The state's re-entrant lock: a signal handler creating a sub-run while its thread
+        # creates another passes (the worst outcome is a second sink for one name, see _pending).
+        with self._state.children_lock:
+            sink = self._children.get(name)
+            if sink is None:
+                # A sub-run's first segment carries its header: no upload in a logging call.
+                sink = SegmentSink.__new__(SegmentSink)
+                sink._setup(self._state.location.child(name), self._options)
+                self._children[name] = sink
+        return sink
