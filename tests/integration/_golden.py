@@ -25,7 +25,7 @@ import json
 import os
 import wave
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +96,16 @@ def _samples(encoded: bytes) -> tuple[int, int, np.ndarray]:
         return reader.getframerate(), reader.getnchannels(), data
 
 
-def _same_value(where: str, ours: Any, theirs: Any, *, timing: bool, keep_times: bool) -> None:
+def _same_value(
+    where: str,
+    ours: Any,
+    theirs: Any,
+    *,
+    timing: bool,
+    keep_times: bool,
+    normalize: Callable[[Any], Any] | None = None,
+    rtol: float = 0.0,
+) -> None:
     from tensorboard.util import tensor_util
 
     a_md, b_md = ours.metadata, theirs.metadata
@@ -128,8 +137,12 @@ def _same_value(where: str, ours: Any, theirs: Any, *, timing: bool, keep_times:
             assert (ra, ca, sa.shape) == (rb, cb, sb.shape), f"{where}: clip {i} format"
             assert np.abs(sa - sb).max(initial=0) <= 1, f"{where}: clip {i} samples"
             assert x[1] == y[1], f"{where}: clip {i} label"
+    elif normalize is not None:
+        assert normalize(a) == normalize(b), f"{where}: normalized data"
     elif a.dtype == object:
         assert a.tolist() == b.tolist(), f"{where}: strings"
+    elif rtol and a.dtype.kind == "f":
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol / 100, err_msg=where)
     else:
         np.testing.assert_array_equal(a, b, err_msg=where)
 
@@ -141,9 +154,14 @@ def assert_same_logdir(
     timing_tags: Iterable[str] = (),
     hparams_times: bool = False,
     runs: dict[str, str] | None = None,
+    normalize: dict[str, Callable[[Any], Any]] | None = None,
+    rtol: float = 0.0,
 ) -> None:
     """``ours`` holds what ``theirs`` (the golden logdir) holds: see the module docstring.
-    ``runs`` renames golden runs to ours where a directory name cannot match."""
+    ``runs`` renames golden runs to ours where a directory name cannot match; ``normalize``
+    maps a tag to a function of its decoded data whose results are compared instead; ``rtol``
+    > 0 lets floating-point data differ by that relative tolerance (absolute: ``rtol / 100``,
+    for values near 0)."""
     timing = set(timing_tags)
     mine, golden_runs = read_runs(ours), read_runs(theirs)
     renamed = {(runs or {}).get(run, run): groups for run, groups in golden_runs.items()}
@@ -155,7 +173,15 @@ def assert_same_logdir(
             where = f"run {run!r} tag {tag!r} step {step}"
             assert len(mine[run][(tag, step)]) == len(values), f"{where}: count"
             for x, y in zip(mine[run][(tag, step)], values, strict=True):
-                _same_value(where, x, y, timing=tag in timing, keep_times=hparams_times)
+                _same_value(
+                    where,
+                    x,
+                    y,
+                    timing=tag in timing,
+                    keep_times=hparams_times,
+                    normalize=(normalize or {}).get(tag),
+                    rtol=rtol,
+                )
 
 
 def other_files(logdir: str | os.PathLike[str]) -> dict[str, bytes]:

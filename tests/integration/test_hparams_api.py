@@ -114,3 +114,21 @@ def test_import_is_light() -> None:
         "assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_comparison_sees_a_changed_value(tmp_path: Path) -> None:
+    """The golden comparison is not vacuous: one scalar off by one float32 step fails it."""
+
+    class Nudged:
+        def __getattr__(self, name: str) -> object:
+            return getattr(npsummary, name)
+
+        @staticmethod
+        def scalar(name: str, data: float, step: int) -> bool:
+            if data == 0.75:
+                data = float(np.nextafter(np.float32(data), np.float32(1)))
+            return npsummary.scalar(name, data, step=step)
+
+    programs.hparams_api(hp, Nudged(), str(tmp_path))
+    with pytest.raises(AssertionError, match="run 'trial-1' tag 'score' step 1"):
+        assert_same_logdir(tmp_path, golden("hparams_api"), hparams_times=True)

@@ -163,7 +163,14 @@ def keras_epoch(keras: Any, tensorboard: Any, keras_callback: Any, logdir: str) 
         keras_callback(logdir, HPARAMS, trial_id="keras-trial"),
     ]
     model.fit(
-        X, Y, batch_size=4, epochs=2, validation_data=(X_VAL, Y_VAL), callbacks=callbacks, verbose=0
+        X,
+        Y,
+        batch_size=4,
+        epochs=2,
+        validation_data=(X_VAL, Y_VAL),
+        callbacks=callbacks,
+        verbose=0,
+        shuffle=False,
     )
     model.evaluate(X_VAL, Y_VAL, batch_size=2, callbacks=[tensorboard(logdir)], verbose=0)
 
@@ -187,6 +194,7 @@ def keras_batch(keras: Any, tensorboard: Any, logdir: str) -> None:
         validation_data=(X_VAL, Y_VAL),
         callbacks=[callback],
         verbose=0,
+        shuffle=False,
     )
 
 
@@ -204,7 +212,9 @@ def keras_embeddings(keras: Any, tensorboard: Any, logdir: str) -> list[str]:
     )
     model.compile(optimizer=keras.optimizers.SGD(0.125), loss="mse")
     callback = tensorboard(logdir, embeddings_freq=1, embeddings_metadata={"emb": "tokens.tsv"})
-    model.fit(TOKENS, TOKEN_Y, batch_size=4, epochs=2, callbacks=[callback], verbose=0)
+    model.fit(
+        TOKENS, TOKEN_Y, batch_size=4, epochs=2, callbacks=[callback], verbose=0, shuffle=False
+    )
     return sorted(
         os.path.relpath(os.path.join(root, name), logdir)
         for root, _, names in os.walk(logdir)
