@@ -19,15 +19,37 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gol
 import keras
 import programs
 
+from npsummary import hparams as hp
 from npsummary.integrations.keras import KerasCallback, TensorBoard
+
+
+def keras_callback_errors(logdir: str) -> list[str]:
+    """What the HParams Keras callback raises on misuse (names of the exception types)."""
+    errors = []
+    for bad in (lambda: KerasCallback(None, {"a": 1}), lambda: KerasCallback(logdir, {"a": []})):
+        try:
+            bad()
+        except (TypeError, ValueError) as exc:
+            errors.append(type(exc).__name__)
+    callback = KerasCallback(logdir, {"a": 1})
+    model = programs.dense_model(keras)
+    model.fit(programs.X, programs.Y, epochs=1, verbose=0, callbacks=[callback])
+    try:
+        model.fit(programs.X, programs.Y, epochs=1, verbose=0, callbacks=[callback])
+    except RuntimeError as exc:
+        errors.append(f"RuntimeError: {exc}")
+    return errors
 
 
 def main() -> None:
     out = sys.argv[1]
     programs.keras_epoch(keras, TensorBoard, KerasCallback, os.path.join(out, "keras_epoch"))
     programs.keras_batch(keras, TensorBoard, os.path.join(out, "keras_batch"))
+    programs.keras_update_batch(keras, TensorBoard, os.path.join(out, "keras_update_batch"))
     files = programs.keras_embeddings(keras, TensorBoard, os.path.join(out, "keras_embeddings"))
     result = {
+        "hp_keras_callback": hp.KerasCallback is KerasCallback,
+        "keras_callback_errors": keras_callback_errors(os.path.join(out, "errors")),
         "backend": keras.backend.backend(),
         "keras_embeddings": files,
         "tensorflow_imported": "tensorflow" in sys.modules,

@@ -63,6 +63,25 @@ def test_tensorflow_never_imported(runs: Any) -> None:
     assert result["tensorflow_imported"] is False
 
 
+def test_update_freq_batch_same_files_as_keras_on_tensorflow(runs: Any) -> None:
+    out, result = runs
+    assert_same_logdir(
+        out / "keras_update_batch", golden("keras_update_batch"), **_tolerance(result)
+    )
+
+
+def test_hparams_keras_callback(runs: Any) -> None:
+    """``hp.KerasCallback`` is the Keras callback, checks its arguments as TensorBoard's does,
+    and serves one fit only."""
+    _, result = runs
+    assert result["hp_keras_callback"] is True
+    assert result["keras_callback_errors"] == [
+        "TypeError",
+        "TypeError",
+        "RuntimeError: hparams Keras callback cannot be reused across training sessions",
+    ]
+
+
 def _model_config(data: Any) -> Any:
     """The model summary's JSON without ``compile_config``, where Keras itself records the
     backend (the torch backend's own SGD class, ``jit_compile`` false)."""

@@ -4,8 +4,9 @@ the output is committed):
     python3 -m venv .venv-tf
     .venv-tf/bin/pip install tensorflow==2.21.0 keras flax clu optuna optuna-integration
     .venv-tf/bin/pip install --no-deps -e .
-    .venv-tf/bin/python tests/integration/golden_tf/gen_golden.py
+    .venv-tf/bin/python tests/integration/golden_tf/gen_golden.py [case ...]
 
+(no case: all of them).
 Each program of ``programs.py`` runs once with the original library into a fresh directory,
 which is copied to ``golden/<case>/`` with every event file renamed
 ``events.out.tfevents.golden-<k>.v2`` (k numbers the files of a run in name order, which is
@@ -87,15 +88,23 @@ def _store(case: str, run: Callable[[str], Any]) -> None:
     print(f"{case}: written")
 
 
-def keras_cases() -> None:
+KERAS_CASES = ("keras_epoch", "keras_batch", "keras_update_batch", "keras_embeddings")
+
+
+def keras_cases(cases: list[str]) -> None:
     import keras
     from tensorboard.plugins.hparams import api as hp
 
     assert keras.backend.backend() == "jax", keras.backend.backend()
     tb = keras.callbacks.TensorBoard
-    _store("keras_epoch", lambda d: programs.keras_epoch(keras, tb, hp.KerasCallback, d))
-    _store("keras_batch", lambda d: programs.keras_batch(keras, tb, d))
-    _store("keras_embeddings", lambda d: programs.keras_embeddings(keras, tb, d))
+    run = {
+        "keras_epoch": lambda d: programs.keras_epoch(keras, tb, hp.KerasCallback, d),
+        "keras_batch": lambda d: programs.keras_batch(keras, tb, d),
+        "keras_update_batch": lambda d: programs.keras_update_batch(keras, tb, d),
+        "keras_embeddings": lambda d: programs.keras_embeddings(keras, tb, d),
+    }
+    for case in cases:
+        _store(case, run[case])
 
 
 def pointcloud(logdir: str) -> None:
@@ -118,8 +127,8 @@ def pointcloud(logdir: str) -> None:
 
 
 def main() -> None:
-    if sys.argv[1:] == ["keras"]:
-        keras_cases()
+    if sys.argv[1:2] == ["--keras"]:
+        keras_cases(sys.argv[2:])
         return
     import optuna
     import tensorflow as tf
@@ -128,14 +137,26 @@ def main() -> None:
     from optuna_integration import TensorBoardCallback
     from tensorboard.plugins.hparams import api as hp
 
-    _store("hparams_api", lambda d: programs.hparams_api(hp, tf.summary, d))
-    _store("flax", lambda d: programs.flax_writer(flax_tensorboard.SummaryWriter, d))
-    _store("clu_summary_writer", lambda d: programs.clu_summary_writer(metric_writers, d))
-    _store("clu_default_writer", lambda d: programs.clu_default_writer(metric_writers, d))
-    _store("clu_pointcloud", pointcloud)
-    _store("optuna", lambda d: programs.optuna_study(optuna, TensorBoardCallback, d))
-    env = dict(os.environ, KERAS_BACKEND="jax")
-    subprocess.run([sys.executable, os.path.abspath(__file__), "keras"], check=True, env=env)
+    run = {
+        "hparams_api": lambda d: programs.hparams_api(hp, tf.summary, d),
+        "flax": lambda d: programs.flax_writer(flax_tensorboard.SummaryWriter, d),
+        "clu_summary_writer": lambda d: programs.clu_summary_writer(metric_writers, d),
+        "clu_default_writer": lambda d: programs.clu_default_writer(metric_writers, d),
+        "clu_pointcloud": pointcloud,
+        "optuna": lambda d: programs.optuna_study(optuna, TensorBoardCallback, d),
+    }
+    cases = sys.argv[1:] or [*run, *KERAS_CASES]
+    unknown = set(cases) - set(run) - set(KERAS_CASES)
+    if unknown:
+        raise SystemExit(f"unknown cases: {sorted(unknown)}")
+    for case in cases:
+        if case in run:
+            _store(case, run[case])
+    keras_wanted = [case for case in cases if case in KERAS_CASES]
+    if keras_wanted:
+        env = dict(os.environ, KERAS_BACKEND="jax")
+        command = [sys.executable, os.path.abspath(__file__), "--keras", *keras_wanted]
+        subprocess.run(command, check=True, env=env)
 
 
 if __name__ == "__main__":

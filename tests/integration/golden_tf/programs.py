@@ -131,9 +131,10 @@ HPARAMS = {"units": 3, "optimizer": "sgd", "lr": 0.125}
 
 
 def dense_model(keras: Any) -> Any:
+    keras.backend.clear_session()  # layer and model names must not depend on earlier models
     model = keras.Sequential(
         [
-            keras.Input((4,)),
+            keras.Input((4,), name="features"),
             keras.layers.Dense(
                 3,
                 activation="relu",
@@ -198,17 +199,35 @@ def keras_batch(keras: Any, tensorboard: Any, logdir: str) -> None:
     )
 
 
+def keras_update_batch(keras: Any, tensorboard: Any, logdir: str) -> None:
+    """``update_freq="batch"``: every batch's metrics, no histograms, no model summary."""
+    model = dense_model(keras)
+    callback = tensorboard(logdir, update_freq="batch", write_graph=False)
+    model.fit(
+        X,
+        Y,
+        batch_size=4,
+        epochs=2,
+        validation_data=(X_VAL, Y_VAL),
+        callbacks=[callback],
+        verbose=0,
+        shuffle=False,
+    )
+
+
 def keras_embeddings(keras: Any, tensorboard: Any, logdir: str) -> list[str]:
     """``embeddings_freq`` with per-layer metadata; returns the files Keras wrote."""
+    keras.backend.clear_session()
     model = keras.Sequential(
         [
-            keras.Input((3,), dtype="int32"),
+            keras.Input((3,), dtype="int32", name="tokens"),
             keras.layers.Embedding(
                 6, 2, embeddings_initializer=keras.initializers.Constant(0.5), name="emb"
             ),
-            keras.layers.Flatten(),
+            keras.layers.Flatten(name="flat"),
             keras.layers.Dense(1, kernel_initializer="ones", name="head"),
-        ]
+        ],
+        name="embedder",
     )
     model.compile(optimizer=keras.optimizers.SGD(0.125), loss="mse")
     callback = tensorboard(logdir, embeddings_freq=1, embeddings_metadata={"emb": "tokens.tsv"})
