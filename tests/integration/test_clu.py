@@ -134,3 +134,19 @@ def _has_tensorflow() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("tensorflow") is not None
+
+
+def test_without_clu_only_summary_writer_works() -> None:
+    if _installed("clu"):
+        pytest.skip("CLU is installed here")
+    assert metric_writers.SummaryWriter.__mro__[1] is object
+    with pytest.raises(ImportError, match="pip install clu"):
+        metric_writers.create_default_writer("unused")
+    with pytest.raises(ImportError, match="MultiWriter is CLU's"):
+        _ = metric_writers.MultiWriter
+
+
+def _installed(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None

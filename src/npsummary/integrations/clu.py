@@ -44,6 +44,8 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 import npsummary
 from npsummary import hparams as hp
 
@@ -161,9 +163,9 @@ class SummaryWriter(_Base):  # type: ignore[misc]
         """Images ``[N, H, W, C]`` or ``[H, W, C]``; all N are written."""
         with self._summary_writer.as_default():
             for key, value in images.items():
-                if len(value.shape) == 3:
-                    value = value[None]
-                npsummary.image(key, value, step=step, max_outputs=value.shape[0])
+                if np.ndim(value) == 3:
+                    value = np.asarray(value)[None]
+                npsummary.image(key, value, step=step, max_outputs=max(1, len(value)))
 
     def write_videos(self, step: int, videos: Mapping[str, Any]) -> None:
         """Not supported, as in CLU's ``SummaryWriter``: warns once, writes nothing."""
@@ -176,7 +178,7 @@ class SummaryWriter(_Base):  # type: ignore[misc]
         with self._summary_writer.as_default():
             for key, value in audios.items():
                 npsummary.audio(
-                    key, value, sample_rate=sample_rate, step=step, max_outputs=value.shape[0]
+                    key, value, sample_rate=sample_rate, step=step, max_outputs=max(1, len(value))
                 )
 
     def write_texts(self, step: int, texts: Mapping[str, str]) -> None:
@@ -208,8 +210,6 @@ class SummaryWriter(_Base):  # type: ignore[misc]
         key, both optional) for the mesh plugin: one tensor summary per component, tagged
         ``<key>_VERTEX`` and ``<key>_COLOR``."""
         import json
-
-        import numpy as np
 
         with self._summary_writer.as_default():
             for key, vertices in point_clouds.items():
@@ -247,21 +247,30 @@ class SummaryWriter(_Base):  # type: ignore[misc]
 
 def _import_metric_writers() -> types.ModuleType | None:
     """``clu.metric_writers``, made importable without TensorFlow (see the module docstring);
-    None when CLU is not installed."""
+    None when CLU is not installed or its package fails to import for another reason."""
+    global _import_error
     if _interface is None:
         return None
+    stand_in = None
     if _PACKAGE not in sys.modules:
         stand_in = types.ModuleType(_PACKAGE + ".summary_writer")
         stand_in.__doc__ = "npsummary's SummaryWriter standing in for CLU's TensorFlow one."
         stand_in.SummaryWriter = SummaryWriter  # type: ignore[attr-defined]
         sys.modules.setdefault(stand_in.__name__, stand_in)
-    package = importlib.import_module(_PACKAGE)
+    try:
+        package = importlib.import_module(_PACKAGE)
+    except ImportError as exc:  # a missing dependency of CLU's: SummaryWriter still works
+        _import_error = f"{type(exc).__name__}: {exc}"
+        if stand_in is not None and sys.modules.get(stand_in.__name__) is stand_in:
+            del sys.modules[stand_in.__name__]
+        return None
     for child in ("interface", "summary_writer"):
         if not hasattr(package, child) and f"{_PACKAGE}.{child}" in sys.modules:
             setattr(package, child, sys.modules[f"{_PACKAGE}.{child}"])
     return package
 
 
+_import_error = "CLU is not installed: pip install clu"
 _metric_writers = _import_metric_writers()
 
 
@@ -277,7 +286,7 @@ def create_default_writer(
     combined in an ``AsyncMultiWriter`` (``MultiWriter`` if not ``asynchronous``).
     ``just_logging`` leaves the SummaryWriter out. Needs CLU."""
     if _metric_writers is None:
-        raise ImportError("create_default_writer needs CLU: pip install clu")
+        raise ImportError(f"create_default_writer needs clu.metric_writers ({_import_error})")
     mw = _metric_writers
     if just_logging:
         writers = [mw.LoggingWriter(collection=collection)]
@@ -316,5 +325,5 @@ if _metric_writers is not None:
 
 def __getattr__(name: str) -> Any:
     if name in _CLU_NAMES:  # only reached without CLU
-        raise ImportError(f"npsummary.integrations.clu.{name} is CLU's: pip install clu")
+        raise ImportError(f"{name} is CLU's, from clu.metric_writers ({_import_error})")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

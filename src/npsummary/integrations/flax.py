@@ -86,8 +86,7 @@ class SummaryWriter:
         self._event_writer.flush()
 
     def scalar(self, tag: str, value: Any, step: int) -> None:
-        """Save a scalar (any number, or a size-1 array)."""
-        value = float(np.array(value))
+        """Save a scalar (any number, or a size-1 array), as float32."""
         with self._as_default():
             npsummary.scalar(name=tag, data=value, step=step)
 
