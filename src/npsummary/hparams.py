@@ -36,21 +36,17 @@ import json
 import random
 import time
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from . import experimental
-
-if TYPE_CHECKING:
-    from .integrations.keras import KerasCallback
 
 __all__ = [
     "Discrete",
     "Domain",
     "HParam",
     "IntInterval",
-    "KerasCallback",
     "Metric",
     "RealInterval",
     "hparams",
@@ -445,7 +441,8 @@ def session_end_pb(status: int | None = None, end_time_secs: float | None = None
 
 
 def __getattr__(name: str) -> Any:
-    if name == "KerasCallback":  # imports Keras, so only when asked for
+    # Not in __all__: it imports Keras, so `import *` must not reach it.
+    if name == "KerasCallback":
         from .integrations.keras import KerasCallback
 
         return KerasCallback
