@@ -39,8 +39,5 @@ PY
 echo "stage 70: venv ready in $((SECONDS - START)) s"
 export KERAS_BACKEND=jax JAX_PLATFORMS=cpu
 cell "integrations (Keras 3 on JAX+torch, Flax, CLU, Optuna, hp API; no TF)" \
-    python -m pytest -q -p no:cacheprovider -rs \
-    tests/integration/test_keras.py tests/integration/test_flax.py tests/integration/test_clu.py \
-    tests/integration/test_optuna.py tests/integration/test_hparams_api.py \
-    tests/integration/test_live_integrations.py tests/integration/test_without_tensorflow.py
+    python -m pytest -q -p no:cacheprovider -rs -m tf_free tests/integration
 echo "stage: 70-integrations done in $((SECONDS - START)) s"

@@ -440,10 +440,69 @@ def session_end_pb(status: int | None = None, end_time_secs: float | None = None
     return _summary_pb(SESSION_END_INFO_TAG, proto.HParamsPluginData(session_end_info=info))
 
 
+_KERAS_CALLBACK: Any = None
+
+
+def _keras_callback_class() -> Any:
+    """``KerasCallback``, defined on first use: it subclasses Keras's Callback, so Keras is
+    imported only by a user who asks for it."""
+    global _KERAS_CALLBACK
+    if _KERAS_CALLBACK is not None:
+        return _KERAS_CALLBACK
+    import os
+
+    import keras  # type: ignore[import-not-found, unused-ignore]
+
+    from ._frontends.tf2.writer import create_file_writer
+    from .experimental import write_raw_pb
+
+    class KerasCallback(keras.callbacks.Callback):  # type: ignore[misc, unused-ignore]
+        """The HParams API's Keras callback (``hp.KerasCallback``): writes the session's
+        hyperparameters when training begins and its end (status SUCCESS) when it ends.
+
+        Args:
+          writer: a writer from :func:`npsummary.create_file_writer`, or a logdir to create one.
+          hparams: name (or :class:`npsummary.hparams.HParam`) -> value, as for
+            :func:`npsummary.hparams.hparams`.
+          trial_id: the session group name; default: a hash of the values.
+
+        Like TensorBoard's, one callback serves one ``fit`` call.
+        """
+
+        def __init__(self, writer: Any, hparams: Mapping[Any, Any], trial_id: str | None = None):
+            super().__init__()
+            self._hparams = dict(hparams)
+            self._trial_id = trial_id
+            hparams_pb(self._hparams, trial_id=trial_id)  # fail now on bad values
+            if writer is None:
+                raise TypeError("writer must be a `SummaryWriter` or `str`, not None")
+            if isinstance(writer, (str, os.PathLike)):
+                writer = create_file_writer(writer)
+            self._writer: Any = writer
+
+        def _get_writer(self) -> Any:
+            if self._writer is None:
+                raise RuntimeError(
+                    "hparams Keras callback cannot be reused across training sessions"
+                )
+            return self._writer
+
+        def on_train_begin(self, logs: Any = None) -> None:
+            with self._get_writer().as_default():
+                hparams(self._hparams, trial_id=self._trial_id)
+
+        def on_train_end(self, logs: Any = None) -> None:
+            with self._get_writer().as_default():
+                pb = session_end_pb()
+                write_raw_pb(pb.SerializeToString(), step=0)
+            self._writer = None
+
+    _KERAS_CALLBACK = KerasCallback
+    return KerasCallback
+
+
 def __getattr__(name: str) -> Any:
     # Not in __all__: it imports Keras, so `import *` must not reach it.
     if name == "KerasCallback":
-        from .integrations.keras import KerasCallback
-
-        return KerasCallback
+        return _keras_callback_class()
     raise AttributeError(f"module 'npsummary.hparams' has no attribute {name!r}")

@@ -17,6 +17,8 @@ from integration._golden import assert_same_logdir, golden, read_runs
 from integration.golden_tf import programs
 from npsummary.integrations import clu as metric_writers
 
+pytestmark = pytest.mark.tf_free
+
 REASON = "CLU runs in .ci/stages/70-integrations.sh"
 
 
@@ -93,6 +95,7 @@ writer.flush()
 writer.close()
 assert "tensorflow" not in sys.modules
 from clu import metric_writers as real
+
 assert real.SummaryWriter is metric_writers.SummaryWriter, real.SummaryWriter
 print("ok")
 """

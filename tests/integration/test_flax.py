@@ -13,6 +13,8 @@ from integration._golden import assert_same_logdir, golden, read_runs
 from integration.golden_tf import programs
 from npsummary.integrations.flax import SummaryWriter
 
+pytestmark = pytest.mark.tf_free
+
 
 def test_same_files_as_flax(tmp_path: Path) -> None:
     programs.flax_writer(SummaryWriter, str(tmp_path / "logs"))

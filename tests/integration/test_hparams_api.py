@@ -15,6 +15,8 @@ from integration._golden import assert_same_logdir, golden, observations
 from integration.golden_tf import programs
 from npsummary import hparams as hp
 
+pytestmark = pytest.mark.tf_free
+
 
 def test_same_files_and_protos_as_tensorboard(tmp_path: Path) -> None:
     logdir = tmp_path / "logs"

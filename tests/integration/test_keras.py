@@ -22,6 +22,9 @@ import pytest
 
 from integration._golden import assert_same_logdir, golden, observations, other_files
 
+pytestmark = pytest.mark.tf_free
+
+
 # Keras is imported in child processes only (its backend is fixed at import).
 if importlib.util.find_spec("keras") is None:
     pytest.skip("Keras runs in .ci/stages/70-integrations.sh", allow_module_level=True)

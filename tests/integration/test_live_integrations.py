@@ -17,7 +17,7 @@ from integration.golden_tf import programs
 from npsummary import hparams as hp
 from tbserver import LOADERS, TensorBoard, tensorboard
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.tf_free]
 
 ALL_STATUSES = ["STATUS_SUCCESS", "STATUS_UNKNOWN", "STATUS_RUNNING", "STATUS_FAILURE"]
 

@@ -14,6 +14,8 @@ from integration._golden import assert_same_logdir, golden, observations, read_r
 from integration.golden_tf import programs  # noqa: E402
 from npsummary.integrations.optuna import TensorBoardCallback  # noqa: E402
 
+pytestmark = pytest.mark.tf_free
+
 
 def test_same_files_as_optuna_integration(tmp_path: Path) -> None:
     values = programs.optuna_study(optuna, TensorBoardCallback, str(tmp_path))

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.tf_free
+
 if importlib.util.find_spec("tensorflow") is not None:
     pytest.skip("TensorFlow is installed here", allow_module_level=True)
 
@@ -50,6 +52,7 @@ from pathlib import Path
 import numpy as np
 from npsummary.integrations import clu, flax
 from npsummary import hparams as hp
+
 out = Path(sys.argv[1])
 w = flax.SummaryWriter(out / "flax"); w.scalar("x", 1.0, 0); w.hparams({"a": 1}); w.close()
 c = clu.SummaryWriter(out / "clu"); c.write_scalars(0, {"y": 2.0}); c.close()

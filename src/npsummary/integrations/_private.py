@@ -9,8 +9,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from .._context import state
-from .._projector import write_file
+from .._frontends.context import state
+from .._sinks.projector import write_file
 
 __all__ = ["default_writer_without_flush", "write_file"]
 

@@ -42,6 +42,9 @@ from ._private import write_file
 
 __all__ = ["KerasCallback", "TensorBoard", "keras_model_summary"]
 
+# The HParams API's Keras callback lives with the HParams API (one class, two names).
+KerasCallback = hp.KerasCallback
+
 _EMBEDDING_TENSOR = "layer_with_weights-0/embeddings/.ATTRIBUTES/VARIABLE_VALUE"
 
 
@@ -192,43 +195,3 @@ class TensorBoard(keras.callbacks.TensorBoard):  # type: ignore[misc, unused-ign
         os.makedirs(self._log_write_dir, exist_ok=True)
         path = os.path.join(self._log_write_dir, "projector_config.pbtxt")
         write_file(path, ["".join(blocks).encode("utf-8")])
-
-
-class KerasCallback(keras.callbacks.Callback):  # type: ignore[misc, unused-ignore]
-    """The HParams API's Keras callback (``hp.KerasCallback``): writes the session's
-    hyperparameters when training begins and its end (status SUCCESS) when it ends.
-
-    Args:
-      writer: a writer from :func:`npsummary.create_file_writer`, or a logdir to create one.
-      hparams: name (or :class:`npsummary.hparams.HParam`) -> value, as for
-        :func:`npsummary.hparams.hparams`.
-      trial_id: the session group name; default: a hash of the values.
-
-    Like TensorBoard's, one callback serves one ``fit`` call.
-    """
-
-    def __init__(self, writer: Any, hparams: Mapping[Any, Any], trial_id: str | None = None):
-        super().__init__()
-        self._hparams = dict(hparams)
-        self._trial_id = trial_id
-        hp.hparams_pb(self._hparams, trial_id=trial_id)  # fail now on bad values
-        if writer is None:
-            raise TypeError("writer must be a `SummaryWriter` or `str`, not None")
-        if isinstance(writer, (str, os.PathLike)):
-            writer = npsummary.create_file_writer(writer)
-        self._writer: Any = writer
-
-    def _get_writer(self) -> Any:
-        if self._writer is None:
-            raise RuntimeError("hparams Keras callback cannot be reused across training sessions")
-        return self._writer
-
-    def on_train_begin(self, logs: Any = None) -> None:
-        with self._get_writer().as_default():
-            hp.hparams(self._hparams, trial_id=self._trial_id)
-
-    def on_train_end(self, logs: Any = None) -> None:
-        with self._get_writer().as_default():
-            pb = hp.session_end_pb()
-            npsummary.experimental.write_raw_pb(pb.SerializeToString(), step=0)
-        self._writer = None
