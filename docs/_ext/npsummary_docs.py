@@ -15,6 +15,7 @@ import argparse
 import importlib
 import importlib.metadata
 import os
+from pathlib import Path
 from typing import Any
 
 from docutils import nodes
@@ -143,8 +144,18 @@ def _on_config(app: Sphinx, config: Any) -> None:
     _PUBLIC.update(_public_names())
 
 
+def _root_redirect(app: Sphinx, exception: Exception | None) -> None:
+    """The site's root page is docs/index (the source directory is the repository root):
+    index.html at the top of the output sends a browser there."""
+    if exception is None and app.builder.format == "html":
+        target = app.builder.get_target_uri(app.config.root_doc)
+        page = f'<!DOCTYPE html><meta http-equiv="refresh" content="0; url={target}">'
+        (Path(app.outdir) / "index.html").write_text(page, encoding="utf-8")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("npsummary-cli", CliDirective)
     app.connect("config-inited", _on_config)
     app.connect("missing-reference", _resolve_private)
+    app.connect("build-finished", _root_redirect)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
