@@ -27,7 +27,7 @@ import npsummary  # noqa: E402  (the installed package, or the checkout's src/ v
 
 project = "npsummary"
 author = "the npsummary developers"
-copyright = "2026, the npsummary developers"  # noqa: A001
+copyright = "2026, the npsummary developers"
 release = npsummary.__version__
 version = ".".join(release.split(".")[:2])
 

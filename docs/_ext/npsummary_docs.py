@@ -21,10 +21,9 @@ from typing import Any
 from docutils import nodes
 from docutils.parsers.rst import Directive
 from docutils.statemachine import StringList
+from public_api import PUBLIC_MODULES
 from sphinx.application import Sphinx
 from sphinx.util.nodes import make_refnode, nested_parse_with_titles
-
-from public_api import PUBLIC_MODULES
 
 
 def cli_parser() -> argparse.ArgumentParser:

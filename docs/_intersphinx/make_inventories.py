@@ -57,8 +57,11 @@ NUMPY = [
     ("numpy.uint8", "py:class", "reference/arrays.scalars.html#$"),
     ("numpy.asarray", "py:function", "reference/generated/numpy.asarray.html#$"),
     ("numpy.histogram", "py:function", "reference/generated/numpy.histogram.html#$"),
-    ("numpy.histogram_bin_edges", "py:function",
-     "reference/generated/numpy.histogram_bin_edges.html#$"),
+    (
+        "numpy.histogram_bin_edges",
+        "py:function",
+        "reference/generated/numpy.histogram_bin_edges.html#$",
+    ),
     ("numpy.typing.ArrayLike", "py:data", "reference/typing.html#$"),
 ]
 
