@@ -23,6 +23,7 @@ from docutils.parsers.rst import Directive
 from docutils.statemachine import StringList
 from public_api import PUBLIC_MODULES
 from sphinx.application import Sphinx
+from sphinx.util import logging
 from sphinx.util.nodes import make_refnode, nested_parse_with_titles
 
 
@@ -143,6 +144,12 @@ def _on_config(app: Sphinx, config: Any) -> None:
     _PUBLIC.update(_public_names())
 
 
+def _report_private(app: Sphinx, exception: Exception | None) -> None:
+    if PRIVATE_AS_TEXT:
+        names = ", ".join(sorted(PRIVATE_AS_TEXT))
+        logging.getLogger(__name__).info(f"private names shown as text, not links: {names}")
+
+
 def _root_redirect(app: Sphinx, exception: Exception | None) -> None:
     """The site's root page is docs/index (the source directory is the repository root):
     index.html at the top of the output sends a browser there."""
@@ -157,4 +164,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _on_config)
     app.connect("missing-reference", _resolve_private)
     app.connect("build-finished", _root_redirect)
+    app.connect("build-finished", _report_private)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
