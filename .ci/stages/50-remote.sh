@@ -24,6 +24,8 @@ echo "stage 50-remote: installed in $((SECONDS - START)) s"
 cell "remote + ranks (memory://, S3 on moto, faults)" python -m pytest -q -p no:cacheprovider \
     tests/test_remote.py tests/test_ranks.py tests/test_rank_writers.py tests/test_remote_s3.py \
     tests/test_reader_remote.py tests/test_reader_remote_s3.py
+cell "docs examples on S3 (moto) and under torchrun" python -m pytest -q -p no:cacheprovider \
+    tests/docs/test_code_blocks.py -k "s3_block or torchrun_block"
 cell "distributed (torchrun DDP gloo, multiprocessing, ranks on S3)" python -m pytest -q \
     -p no:cacheprovider tests/test_distributed.py
 echo "stage: 50-remote passed in $((SECONDS - START)) s"

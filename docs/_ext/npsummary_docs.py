@@ -20,11 +20,10 @@ from typing import Any
 
 from docutils import nodes
 from docutils.parsers.rst import Directive
-from docutils.statemachine import StringList
 from public_api import PUBLIC_MODULES
 from sphinx.application import Sphinx
 from sphinx.util import logging
-from sphinx.util.nodes import make_refnode, nested_parse_with_titles
+from sphinx.util.nodes import make_refnode
 
 
 def cli_parser() -> argparse.ArgumentParser:
@@ -61,15 +60,16 @@ class CliDirective(Directive):
                 del os.environ["COLUMNS"]
             else:
                 os.environ["COLUMNS"] = old
-        lines: list[str] = []
+        sections: list[nodes.Node] = []
         for title, text in pages:
-            lines += [f"``{title}``", "-" * (len(title) + 4), "", "::", ""]
-            lines += ["    " + line if line.strip() else "" for line in text.splitlines()]
-            lines.append("")
-        node = nodes.section()
-        node.document = self.state.document
-        nested_parse_with_titles(self.state, StringList(lines, source="npsummary-cli"), node)
-        return list(node.children)
+            section = nodes.section(
+                ids=[nodes.make_id(title)], names=[nodes.fully_normalize_name(title)]
+            )
+            section += nodes.title("", "", nodes.literal(title, title))
+            section += nodes.literal_block(text, text, language="text")
+            self.state.document.note_implicit_target(section)
+            sections.append(section)
+        return sections
 
 
 def _public_names() -> dict[str, str]:

@@ -3,9 +3,14 @@
 The blocks of one page run in document order as one session (Python blocks share one namespace;
 shell blocks run their ``npsummary`` and ``python examples/...`` commands), in an empty
 directory holding a link to the repository's ``examples/``, as docs/guide/index.md tells the
-reader. A block that cannot run here (it installs packages, needs an S3 bucket, torchrun or a
-TensorBoard server) is preceded by ``<!-- docs-test: skip — reason -->``, and the reason must
-name the test or CI stage that covers it instead.
+reader. A block is preceded by a marker when it needs more than this directory:
+
+* ``<!-- docs-test: s3 — reason -->``: runs on its own against a local S3 server (moto) holding
+  the bucket ``my-bucket``, where moto and s3fs are installed (.ci/stages/50-remote.sh);
+* ``<!-- docs-test: torchrun — reason -->``: a script whose first line says
+  ``run with: torchrun ...``; saved under that name and run so, where torch is installed;
+* ``<!-- docs-test: skip — reason -->``: not run (it installs packages or starts a server); the
+  reason names the test or CI stage that covers it instead.
 """
 
 from __future__ import annotations
@@ -29,7 +34,10 @@ PAGES = sorted(
         *(ROOT / "docs" / "guide").glob("*.md"),
     ]
 )
-SKIP = re.compile(r"<!--\s*docs-test:\s*skip\s*[—-]+\s*(?P<reason>.+?)\s*-->")
+MARKER = re.compile(
+    r"<!--\s*docs-test:\s*(?P<kind>skip|s3|torchrun)\s*[—-]+\s*(?P<reason>.+?)\s*-->"
+)
+S3_BUCKET = "my-bucket"
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)(?P<info>[^`]*)$")
 PYTHON = {"python", "py", "python3"}
 SHELL = {"bash", "sh", "shell", "console"}
@@ -41,7 +49,8 @@ class Block:
     line: int  # 1-based line of the opening fence
     language: str
     code: str
-    skip: str | None  # the reason, when the block is marked not to run
+    marker: str | None  # skip, s3 or torchrun: the block does not run in its page's session
+    reason: str | None
 
 
 def blocks(page: Path) -> list[Block]:
@@ -63,10 +72,10 @@ def blocks(page: Path) -> list[Block]:
             body.append(lines[i][len(indent) :] if lines[i].startswith(indent) else lines[i])
             i += 1
         previous = next((lines[j] for j in range(start - 1, -1, -1) if lines[j].strip()), "")
-        marker = SKIP.search(previous)
-        found.append(
-            Block(page, start + 1, language, "\n".join(body) + "\n", marker and marker["reason"])
-        )
+        marker = MARKER.search(previous)
+        code = "\n".join(body) + "\n"
+        kind, reason = (marker["kind"], marker["reason"]) if marker else (None, None)
+        found.append(Block(page, start + 1, language, code, kind, reason))
         i += 1
     return found
 
@@ -97,7 +106,7 @@ def _run_shell(block: Block, cwd: Path) -> None:
 
 
 def _runnable(block: Block) -> bool:
-    return not block.skip and block.language in PYTHON | SHELL and bool(block.code.strip())
+    return not block.marker and block.language in PYTHON | SHELL and bool(block.code.strip())
 
 
 def _code_pages() -> list[Path]:
@@ -123,13 +132,51 @@ def test_page_runs_as_written(page: Path, tmp_path: Path, monkeypatch: pytest.Mo
     assert ran, f"{page.name}: no block ran"
 
 
-def test_every_skipped_block_says_what_covers_it() -> None:
-    skipped = [b for p in PAGES if p.exists() for b in blocks(p) if b.skip]
-    assert skipped, "the marker is used (README's set-up commands)"
-    for block in skipped:
-        assert re.search(r"tests/|\.ci/|RESULTS\.md|RELIABILITY\.md", block.skip or ""), (
-            f"{block.page.name}:{block.line}: the skip reason names no test or CI stage"
+def _marked(kind: str) -> list[Block]:
+    return [b for p in PAGES if p.exists() for b in blocks(p) if b.marker == kind]
+
+
+def test_every_marked_block_says_what_covers_it() -> None:
+    marked = [b for p in PAGES if p.exists() for b in blocks(p) if b.marker]
+    assert _marked("skip"), "the marker is used (README's set-up commands)"
+    for block in marked:
+        assert re.search(r"tests/|\.ci/|RESULTS\.md|RELIABILITY\.md", block.reason or ""), (
+            f"{block.page.name}:{block.line}: the marker's reason names no test or CI stage"
         )
+
+
+def _block_id(block: Block) -> str:
+    return f"{block.page.relative_to(ROOT)}:{block.line}"
+
+
+@pytest.mark.parametrize("block", _marked("s3"), ids=_block_id)
+def test_s3_block_runs_against_a_local_server(
+    block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from s3server import s3_stack
+
+    with s3_stack() as (server, _):
+        import boto3
+
+        boto3.client("s3", endpoint_url=server.endpoint).create_bucket(Bucket=S3_BUCKET)
+        monkeypatch.chdir(tmp_path)
+        exec(compile(block.code, _block_id(block), "exec"), {"__name__": "docs_s3"})
+
+
+@pytest.mark.parametrize("block", _marked("torchrun"), ids=_block_id)
+def test_torchrun_block_runs_under_torchrun(block: Block, tmp_path: Path) -> None:
+    pytest.importorskip("torch", reason="torchrun blocks need torch (pip install torch==2.13.0)")
+    match = re.search(
+        r"^# (?P<script>\S+\.py)\b.*run with: torchrun (?P<args>.+)$", block.code, re.M
+    )
+    assert match, f"{_block_id(block)}: the first line says '# NAME.py — run with: torchrun ...'"
+    (tmp_path / match["script"]).write_text(block.code, encoding="utf-8")
+    argv = [sys.executable, "-m", "torch.distributed.run", *shlex.split(match["args"])]
+    launcher = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+    env = {k: v for k, v in os.environ.items() if k not in launcher}
+    env["OMP_NUM_THREADS"] = "1"
+    result = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-4000:]
 
 
 def test_every_code_block_has_a_language() -> None:
