@@ -1,4 +1,4 @@
-"""Train a tiny NumPy network and log it for TensorBoard: the README's main job.
+"""Train a tiny NumPy network and log it for TensorBoard: a short script showing both APIs.
 
 Run:  python examples/quickstart.py [--logdir runs] [--steps 300]
 Then: tensorboard --logdir runs
