@@ -192,6 +192,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     line = {
         "test": "session",
         "heavy": _is_set("NPSUMMARY_HEAVY"),
+        "hypothesis_profile": hypothesis_profile(),
         "args": [str(a) for a in terminalreporter.config.invocation_params.args],
         "seconds": round(time.monotonic() - _SESSION_START),
         **counts,
