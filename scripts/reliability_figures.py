@@ -199,7 +199,8 @@ def _session(report: Report) -> str:
     if "hypothesis_profile" in s:
         env.append(f"HYPOTHESIS_PROFILE={s['hypothesis_profile']}")
     command = " ".join([*env, "python -m pytest", *args])
-    return f"`{command}`: {', '.join(parts)} in {s['seconds']} s"
+    failed = "".join(f"; failed: `{name}`" for name in s.get("failed_tests", []))
+    return f"`{command}`: {', '.join(parts)} in {s['seconds']} s{failed}"
 
 
 def section(default: Report, heavy: Report | None) -> str:

@@ -195,6 +195,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         "hypothesis_profile": hypothesis_profile(),
         "args": [str(a) for a in terminalreporter.config.invocation_params.args],
         "seconds": round(time.monotonic() - _SESSION_START),
+        "failed_tests": [r.nodeid for r in terminalreporter.stats.get("failed", [])],
         **counts,
     }
     with open(path, "a", encoding="utf-8") as out:
