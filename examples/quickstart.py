@@ -1,6 +1,6 @@
-"""Train a tiny NumPy network and log it for TensorBoard: the README's main job.
+"""Train a tiny NumPy network and log it for TensorBoard: a short script showing both APIs.
 
-Run:  python examples/quickstart.py [--logdir runs] [--steps 200]
+Run:  python examples/quickstart.py [--logdir runs] [--steps 300]
 Then: tensorboard --logdir runs
 
 It fits a one-hidden-layer tanh network to a noisy sine with plain NumPy gradient descent and

@@ -18,6 +18,7 @@ deconvolution trick (``conv2d_transpose`` with random weights) is replaced by dr
 feature maps directly, which shows what each filter responds to.
 
 Run:  python examples/seed_conv_visualization.py [--logdir runs/conv] [--steps 300]
+      (the default 300 steps take about a minute on one core; --steps 50 about 15 s)
 Then: tensorboard --logdir runs/conv
 """
 

@@ -99,10 +99,10 @@ def main(logdir: str, epochs: int = 20, n_train: int = 2000, seed: int = 42) -> 
                 with npsummary.name_scope("outputs"):
                     variable_summaries(w_out, "W")
                     variable_summaries(b_out, "b")
-            with npsummary.name_scope("eval"):
-                v1.scalar("accuracy", accuracy(x_train[:BATCH], y_train[:BATCH]))
-            train_writer.add_summary(v1.merge_all(), epoch)
             acc_val = accuracy(x_val, y_val)
+            with npsummary.name_scope("eval"):  # held-out data, not the last training batch
+                v1.scalar("accuracy", acc_val)
+            train_writer.add_summary(v1.merge_all(), epoch)
     train_writer.close()
 
     # The answer's point, on its own: the same distribution at four sample sizes.

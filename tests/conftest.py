@@ -203,3 +203,32 @@ def _reset_tf2_state() -> Iterator[None]:
     from npsummary._frontends import context as _context
 
     _context.reset()
+
+
+# -- the figures report (RELIABILITY.md "Last run", scripts/reliability_figures.py) ---------------
+_SESSION_START = time.monotonic()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """With NPSUMMARY_RELIABILITY_REPORT set, append this run's totals to the figures report, so
+    that the suite's counts quoted in RELIABILITY.md come from the run itself."""
+    import json
+
+    path = os.environ.get("NPSUMMARY_RELIABILITY_REPORT")
+    if not path:
+        return
+    counts = {
+        kind: len(terminalreporter.stats.get(kind, []))
+        for kind in ("passed", "failed", "skipped", "error", "xfailed", "xpassed")
+    }
+    line = {
+        "test": "session",
+        "heavy": _is_set("NPSUMMARY_HEAVY"),
+        "hypothesis_profile": hypothesis_profile(),
+        "args": [str(a) for a in terminalreporter.config.invocation_params.args],
+        "seconds": round(time.monotonic() - _SESSION_START),
+        "failed_tests": [r.nodeid for r in terminalreporter.stats.get("failed", [])],
+        **counts,
+    }
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line, sort_keys=True) + "\n")

@@ -21,8 +21,8 @@ for name in ("torch", "s3fs", "moto", "boto3", "fsspec"):
     print(name, getattr(module, "__version__", "?"))
 PY
 echo "stage 50-remote: installed in $((SECONDS - START)) s"
-# Tests marked `remote` (URL logdirs: writers, reader, CLI) and `distributed` (ranks, torchrun,
-# multiprocessing), wherever they live.
+# Tests marked `remote` (URL logdirs: writers, reader, CLI, the docs' S3 examples) and
+# `distributed` (ranks, torchrun, multiprocessing, the docs' torchrun example), wherever they live.
 cell "remote (memory://, S3 on moto, faults)" python -m pytest -q -p no:cacheprovider -m remote tests
 cell "distributed (ranks, torchrun DDP gloo, multiprocessing, ranks on S3)" python -m pytest -q \
     -p no:cacheprovider -m distributed tests

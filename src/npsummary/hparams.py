@@ -22,9 +22,10 @@ Semantics follow ``tensorboard/plugins/hparams/summary_v2.py`` (TensorBoard 2.21
   hyperparameters, their domains and the metrics. Each returns whether it wrote (TensorFlow
   returns the same as a tensor).
 * :func:`hparams_pb` and :func:`hparams_config_pb` return the ``Summary`` protos
-  (:mod:`npsummary.proto` classes, wire-compatible with TensorBoard's) without writing.
+  (``npsummary.proto`` classes, wire-compatible with TensorBoard's) without writing.
 * Integer hyperparameters are stored as ``DATA_TYPE_FLOAT64``, as TensorBoard does.
-* :class:`KerasCallback` (Keras 3, imported when first used) writes the session start when
+* :class:`~npsummary.integrations.keras.KerasCallback` (Keras 3, imported when first used;
+  also ``hp.KerasCallback``) writes the session start when
   training begins and a ``_hparams_/session_end_info`` (status SUCCESS) when it ends.
 """
 
@@ -71,7 +72,7 @@ class Domain(abc.ABC):
     @property
     @abc.abstractmethod
     def dtype(self) -> type:
-        """The Python type of the values: ``int``, ``float``, ``bool`` or ``str``."""
+        """The Python type of the domain's values (``int``, ``float``, ``bool`` or ``str``)."""
 
     @abc.abstractmethod
     def sample_uniform(self, rng: Any = random) -> Any:

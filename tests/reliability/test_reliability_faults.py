@@ -1,10 +1,11 @@
 """I/O faults: a full disk, permission denied, the logdir removed while running.
 
-Policy under test (README "Reliability policy"): a failed write raises ``EventWriteError`` (an
-``OSError`` with the errno) at the next ``add_*``, ``flush()`` or ``close()``; records already in
-the file stay intact (a partly written batch is cut back to its last complete record); unwritten
-records are kept, up to ``max_pending_bytes``, and retried with backoff; records beyond the bound
-are dropped and counted in the next error; no thread keeps spinning, and nothing hangs.
+Policy under test (docs/guide/behaviour.md, "Reliability policy"): a failed write raises
+``EventWriteError`` (an ``OSError`` with the errno) at the next ``add_*``, ``flush()`` or
+``close()``; records already in the file stay intact (a partly written batch is cut back to its
+last complete record); unwritten records are kept, up to ``max_pending_bytes``, and retried with
+backoff; records beyond the bound are dropped and counted in the next error; no thread keeps
+spinning, and nothing hangs.
 
 The full disk is simulated twice: by :class:`FaultyOS` (``os.write`` fails with ENOSPC after a
 byte budget, deterministic, any user) and by a real 1 MiB tmpfs (skipped where mounting is not

@@ -18,7 +18,7 @@ __all__ = ["register", "run_demo"]
 
 _HELP = """\
 examples:
-  npsummary demo                   write runs/demo (about 30 s), then view it with TensorBoard
+  npsummary demo                   write runs/demo (a few seconds), then view it in TensorBoard
   npsummary demo /tmp/demo --steps 50
 
 The "train" run is written with SummaryWriter (the torch / tensorboardX API), the "eval" run
@@ -45,7 +45,7 @@ def register(commands: Any) -> None:
     p = commands.add_parser(
         "demo",
         help="train a tiny NumPy model and log every summary kind",
-        description="Train a two-layer NumPy network on three spirals (under a minute) and log "
+        description="Train a two-layer NumPy network on three spirals (a few seconds) and log "
         "scalars, histograms, images, audio, text and raw tensors through both APIs.",
         epilog=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -33,24 +33,24 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
 
     Args:
       logdir: run directory, or an :class:`EventSink` (e.g. ``MemorySink()``) to write elsewhere.
-        Default ``runs/<Mon DD_HH-MM-SS>_<hostname><comment>``. ``log_dir`` is an alias (torch).
+        Default ``runs/<Mon DD_HH-MM-SS>_<hostname><comment>``. A URL that fsspec knows
+        (``s3://bucket/run``, ``gs://…``, ``memory://…``; ``pip install 'npsummary[remote]'
+        s3fs``) writes the run there as segment files.
       comment: appended to the default logdir; ignored when ``logdir`` is given.
       purge_step: when resuming a crashed run, hides events with ``step >= purge_step`` that an
         earlier writer left behind (writes ``SessionLog.START`` at that step).
       max_queue: pending events that make the background thread write before ``flush_secs``.
       flush_secs: longest time an event waits in memory before it is written (default 2 s).
       filename_suffix: appended to the event file name.
+      write_to_disk: False gives a writer that checks every call and writes nothing.
+      log_dir: torch's name for ``logdir`` (give one or the other).
+      comet_config: tensorboardX's Comet settings; only a disabled config is accepted.
       rank: this process's global rank; default: detected (``torch.distributed`` if
         initialised, else ``RANK``, ``SLURM_PROCID``, ``OMPI_COMM_WORLD_RANK``, ``PMI_RANK``,
         ``JAX_PROCESS_INDEX``, else jax if imported, else 0).
       ranks: which ranks write. Default: rank 0 only, to ``logdir``; other ranks get a writer
         that accepts every call and writes nothing. ``"all"``: every rank writes the sub-run
         ``<logdir>/rank_<k>``; a list such as ``[0, 3]``: those ranks write their sub-runs.
-
-    Logdirs may be URLs that fsspec knows (``s3://bucket/run``, ``gs://…``, ``memory://…``;
-    ``pip install 'npsummary[remote]' s3fs``): runs are written there as segment files.
-      write_to_disk: False gives a writer that checks every call and writes nothing.
-      comet_config: tensorboardX's Comet settings; only a disabled config is accepted.
       kwargs: tensorboardX forwards these to nothing; npsummary refuses them.
 
     Raises:
