@@ -18,6 +18,7 @@ event files (``"."`` for the logdir itself); a run's files are read in TensorBoa
 from __future__ import annotations
 
 from .._format.gifread import decode_gif
+from .._format.pngread import MAX_IMAGE_PIXELS
 from ._api import (
     audio,
     events,
@@ -50,6 +51,7 @@ from ._values import KINDS
 
 __all__ = [
     "KINDS",
+    "MAX_IMAGE_PIXELS",
     "NORMAL_HISTOGRAM_BPS",
     "AudioSeries",
     "FileSystem",

@@ -18,7 +18,7 @@ from .. import proto
 from ._histograms import legacy_to_buckets
 from ._tensor import tensor_to_array
 
-__all__ = ["KINDS", "PLUGIN_KINDS", "convert"]
+__all__ = ["KINDS", "PLUGIN_KINDS", "convert", "decode_media"]
 
 KINDS = ("scalars", "histograms", "images", "audio", "text", "pr_curves", "hparams", "tensors")
 PLUGIN_KINDS = {
@@ -133,5 +133,27 @@ def convert(kind: str, value: Any, oneof: str | None) -> Any:
     if kind == "pr_curves":
         return _pr_curve(value)
     if kind == "hparams":
-        return proto.HParamsPluginData.FromString(value.metadata.plugin_data.content)
+        try:
+            return proto.HParamsPluginData.FromString(value.metadata.plugin_data.content)
+        except Exception:  # DecodeError, or RuntimeError on some protobuf backends
+            raise ValueError("hparams plugin content does not decode") from None
     return tensor_to_array(value.tensor)
+
+
+def decode_media(kind: str, item: Any, max_image_pixels: int) -> Any:
+    """An image or audio model with its bytes decoded (PNG/GIF into pixels, WAV into samples).
+
+    Raises:
+        ValueError: bytes that do not decode, or an image over ``max_image_pixels`` pixels.
+    """
+    if kind == "images":
+        from .._format.pngread import decode_image
+
+        width, height, images = item
+        return width, height, [decode_image(b, max_pixels=max_image_pixels) for b in images]
+    if kind == "audio":
+        from .._format.wavread import decode_wav
+
+        rate, clips, labels = item
+        return rate, [decode_wav(b)[0] for b in clips], labels
+    return item
