@@ -58,6 +58,14 @@ class LocalFileSystem:
     def join(self, *parts: str) -> str:
         return os.path.join(*parts)
 
+    def identity(self, path: str) -> tuple[int, int]:
+        """The directory's device and inode: equal for every link to it."""
+        st = os.stat(path)
+        return st.st_dev, st.st_ino
+
+    def islink(self, path: str) -> bool:
+        return os.path.islink(path)
+
 
 _LOCAL = LocalFileSystem()
 _REGISTRY: list[tuple[Callable[[str], bool], FileSystem]] = []
