@@ -301,3 +301,14 @@ def test_demo_help_states_what_it_does(capsys: pytest.CaptureFixture[str]) -> No
     text = " ".join(capsys.readouterr().out.split())
     assert "30 s" not in text and "under a minute" not in text
     assert "600 steps take about 2 s" in text and "(default 600)" in text
+
+
+def test_csv_on_a_terminal_is_escaped_and_exact_in_a_pipe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _events(tmp_path / "events.out.tfevents.1", (HOSTILE, 0, 1.0))
+    status, out, _ = _cli(capsys, "export", tmp_path, "--format", "csv", "--out", "-")
+    assert status == 0 and "\x1b]0;pwned" in out  # a pipe gets the data as it is
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    status, out, _ = _cli(capsys, "export", tmp_path, "--format", "csv", "--out", "-")
+    assert status == 0 and "\x1b" not in out and "\\x1b]0;pwned" in out

@@ -72,3 +72,26 @@ def test_a_deep_chain_of_links_between_two_directories_is_bounded(tmp_path: Path
     fs = CountingFS()
     assert [r.name for r in discover(fs, str(tmp_path))] == ["y"]
     assert len(fs.listed) == 3
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_named_like_an_event_file_does_not_hang_the_read(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    _events(tmp_path / "run" / "events.out.tfevents.1")
+    os.mkfifo(tmp_path / "run" / "events.out.tfevents.2")  # no writer: open() would block
+    os.mkfifo(tmp_path / "alone")
+    code = (
+        "import sys; from npsummary import reader; "
+        "d = reader.load(sys.argv[1]); print(sorted(d.scalars), d.stats.files); "
+        "print(reader.load(sys.argv[2]).stats.records)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), str(tmp_path / "alone")],
+        capture_output=True,
+        text=True,
+        timeout=120,  # a hang detector, not a speed assertion
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["[('run', 'loss')] 1", "0"]

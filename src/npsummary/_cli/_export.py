@@ -38,7 +38,8 @@ renamed over it: a link at that name is replaced, never followed, and a failure 
 previous file intact. In CSV, a text cell (run, tag, or a text value) that starts with
 = + - @, a tab or a carriage return is written with a leading ' so that a spreadsheet shows it
 as text instead of running it as a formula (OWASP's CSV-injection advice); JSON and Parquet
-hold the text as it is. Lines end with CRLF (RFC 4180).
+hold the text as it is. Lines end with CRLF (RFC 4180). CSV written to a terminal has control
+characters escaped; written to a file or a pipe, it holds the text exactly.
 
 Corrupt records, undecodable values and torn tails are skipped and reported on stderr (with
 --strict, the first corrupt record or undecodable value is an error). A selection that matches
@@ -87,6 +88,10 @@ def _rows(cols: dict[str, Any]) -> list[dict[str, Any]]:
     names = ["run", "tag", "step", "wall_time", "value"] if "step" in cols else list(cols)
     n = len(cols["run"])
     return [{name: _cell(cols[name][i]) for name in names} for i in range(n)]
+
+
+def _shown(value: Any) -> Any:
+    return printable(value) if isinstance(value, str) else value
 
 
 def _csv_value(name: str, value: Any) -> Any:
@@ -147,7 +152,10 @@ def run(args: argparse.Namespace) -> int:
         raise explain_nothing(args.logdir, args.runs, args.tags, args.kind, stats.records)
     target = "-" if args.out == "-" else os.path.join(args.out, f"{args.kind}.{fmt}")
     if target == "-":
-        _write_text(fmt, _rows(cols), sys.stdout)
+        rows = _rows(cols)
+        if fmt == "csv" and sys.stdout.isatty():  # JSON escapes by itself (ensure_ascii)
+            rows = [{k: _shown(v) for k, v in row.items()} for row in rows]
+        _write_text(fmt, rows, sys.stdout)
     else:
         os.makedirs(args.out, exist_ok=True)
         if fmt == "parquet":

@@ -10,7 +10,9 @@ The walk follows links to directories but visits each real directory once (a fil
 has an ``identity(path)`` method, such as the local one, says which paths are the same
 directory), breadth first and real directories before links at each depth, so a directory
 reached both directly and through a link keeps its real name, and links to an ancestor
-(``a -> .``, ``b -> .``) cost one visit each instead of a walk of 2**depth paths.
+(``a -> .``, ``b -> .``) cost one visit each instead of a walk of 2**depth paths. Only regular
+files are event files when the filesystem can tell (``isfile(path)``): a FIFO named like an
+event file would block the read.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ def discover(fs: FileSystem, path: str, runs: re.Pattern[str] | None = None) -> 
         return [Run(".", (path,))] if runs is None or runs.search(".") else []
     identity: Callable[[str], Hashable] = getattr(fs, "identity", lambda p: p)
     islink: Callable[[str], bool] = getattr(fs, "islink", lambda p: False)
+    isfile: Callable[[str], bool] = getattr(fs, "isfile", lambda p: True)
     found: list[Run] = []
     seen: set[Hashable] = set()
     level: list[tuple[bool, str, str]] = [(False, ".", path)]  # (through a link, name, path)
@@ -81,7 +84,7 @@ def discover(fs: FileSystem, path: str, runs: re.Pattern[str] | None = None) -> 
                 if fs.isdir(full):
                     child = entry if name == "." else f"{name}/{entry}"
                     below.append((islink(full), child, full))
-                elif is_event_file(entry):
+                elif is_event_file(entry) and isfile(full):
                     files.append(full)
             if files and (runs is None or runs.search(name)):
                 found.append(Run(name, tuple(files)))
