@@ -167,3 +167,31 @@ def test_corrupt_metadata_on_bulk_decoded_scalars_is_counted(tmp_path: Path) -> 
     got = reader.load(tmp_path)
     assert ("r", "acc") not in got.scalars
     assert got.stats.corrupt_records == 80
+
+
+def test_text_memory_is_bounded_by_the_text(tmp_path: Path) -> None:
+    """One long string among many short ones made a fixed-width array of 8000x the text."""
+    import tracemalloc
+
+    ev = Event(wall_time=WALL, step=0)
+    value = ev.summary.value.add(tag="note")
+    value.metadata.plugin_data.plugin_name = "text"
+    value.tensor.dtype = 7  # DT_STRING
+    value.tensor.tensor_shape.dim.add(size=20_001)
+    value.tensor.string_val.extend([b"x" * 100_000] + [b"a"] * 20_000)
+    _run(tmp_path, "t", bytes(frame_record(ev.SerializeToString())))
+    tracemalloc.start()
+    try:
+        texts = reader.text(tmp_path)[("t", "note")].texts
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 << 20  # the fixed-width array alone was 8 GB
+    assert texts[0].shape == (20_001,) and texts[0].tolist()[:2] == ["x" * 100_000, "a"]
+    small = Event(wall_time=WALL, step=1)
+    v = small.summary.value.add(tag="short")
+    v.metadata.plugin_data.plugin_name = "text"
+    v.tensor.dtype = 7
+    v.tensor.string_val.append(b"hello")
+    _run(tmp_path, "s", bytes(frame_record(small.SerializeToString())))
+    assert reader.text(tmp_path)[("s", "short")].texts[0].dtype.kind == "U"

@@ -100,11 +100,21 @@ def _audio(value: Any, oneof: str | None) -> tuple[float, list[bytes], list[str]
 
 
 def _text(value: Any) -> np.ndarray:
+    """The strings of a text tensor: a fixed-width ``str`` array, or an ``object`` array of
+    ``str`` when fixed width would cost over four times the text itself (one long string among
+    many short ones: 100 KB of text made an 800 MB array)."""
     arr = tensor_to_array(value.tensor)
     if arr.dtype != object:
         raise ValueError(f"a text tensor has dtype {arr.dtype}")
     flat = [bytes(x).decode("utf-8", "replace") for x in arr.reshape(-1).tolist()]
-    return np.array(flat, dtype=str).reshape(arr.shape) if flat else np.zeros(arr.shape, str)
+    if not flat:
+        return np.zeros(arr.shape, str)
+    longest = max(len(t) for t in flat)
+    if longest * len(flat) > 4 * sum(len(t) for t in flat) + 4096:
+        out = np.empty(len(flat), object)
+        out[:] = flat
+        return out.reshape(arr.shape)
+    return np.array(flat, dtype=str).reshape(arr.shape)
 
 
 def _pr_curve(value: Any) -> np.ndarray:
