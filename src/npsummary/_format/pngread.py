@@ -48,14 +48,6 @@ def _chunks(data: bytes) -> list[tuple[bytes, bytes]]:
     raise ValueError("PNG file ends before its IEND chunk")
 
 
-def _paeth(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """The Paeth predictor of int16 arrays: whichever of a, b, c is nearest to a + b - c."""
-    pa = np.abs(b - c)
-    pb = np.abs(a - c)
-    pc = np.abs(a + b - 2 * c)
-    return np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c))
-
-
 def _paeth_row(cur: bytearray, prev: bytes, bpp: int) -> None:
     for x in range(len(cur)):
         a = cur[x - bpp] if x >= bpp else 0
@@ -98,6 +90,39 @@ def _unfilter_rows(rows: np.ndarray, kinds: np.ndarray, bpp: int) -> np.ndarray:
     return out
 
 
+class _Paeth:
+    """The Paeth predictor over slices of up to ``size`` bytes, into reused scratch arrays.
+
+    With pa = |b - c|, pb = |a - c| and pc = |a + b - 2c|, Paeth picks a when pa <= pb and
+    pa <= pc, else b when pb <= pc, else c; equivalently c when pc < min(pa, pb), else b when
+    pb < pa, else a. That form takes 12 array operations and allocates nothing.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.t = np.empty((3, size), np.int16)
+        self.m = np.empty((2, size), bool)
+        self.pred = np.empty(size, np.uint8)
+
+    def __call__(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+        n = a.size
+        a, b, c = a.reshape(-1), b.reshape(-1), c.reshape(-1)
+        db, da, dd = self.t[0, :n], self.t[1, :n], self.t[2, :n]
+        to_b, to_c, pred = self.m[0, :n], self.m[1, :n], self.pred[:n]
+        np.subtract(b, c, out=db, dtype=np.int16)
+        np.subtract(a, c, out=da, dtype=np.int16)
+        np.add(db, da, out=dd)
+        np.abs(db, out=db)  # pa
+        np.abs(da, out=da)  # pb
+        np.abs(dd, out=dd)  # pc
+        np.less(da, db, out=to_b)
+        np.minimum(db, da, out=db)
+        np.less(dd, db, out=to_c)
+        np.copyto(pred, a)
+        np.copyto(pred, b, where=to_b)
+        np.copyto(pred, c, where=to_c)
+        return pred
+
+
 def _unfilter_wavefront(rows: np.ndarray, kinds: np.ndarray, bpp: int) -> np.ndarray:
     """Every filter at once, one anti-diagonal of pixels per step, over strips of rows.
 
@@ -105,42 +130,43 @@ def _unfilter_wavefront(rows: np.ndarray, kinds: np.ndarray, bpp: int) -> np.nda
     with the same y + x are independent. In a strip the pixels are stored skewed,
     ``d[y + x, y]``, so that a diagonal and its three neighbours are contiguous slices: a strip
     of ``n`` rows takes ``width + n`` vectorized steps instead of ``n * stride`` byte steps.
-    Memory: two skewed strips (int16 and uint8) of :data:`_STRIP_BYTES` together, plus the
-    output.
+    Sums wrap in uint8, as PNG's modulo-256 arithmetic does. Memory: two skewed uint8 strips
+    of :data:`_STRIP_BYTES` together, plus the output.
     """
     height, stride = rows.shape
     width = stride // bpp
     out = np.empty((height, width, bpp), np.uint8)
-    above = np.zeros((width, bpp), np.int16)
-    strip = max(1, min(height, _STRIP_BYTES // (3 * (stride + bpp))))
+    above = np.zeros((width, bpp), np.uint8)
+    strip = max(1, min(height, _STRIP_BYTES // (2 * (stride + bpp))))
+    paeth = _Paeth(strip * bpp)
     xs = np.arange(width)
     for top in range(0, height, strip):
         n = min(strip, height - top)
         # d[s + 1, j] is pixel (top + j - 1, s - j): row j = 0 is the row above the strip, and
         # d[0] and every position left of the image stay zero (the predictors' outside values).
-        d = np.zeros((width + n + 2, n + 1, bpp), np.int16)
+        d = np.zeros((width + n + 2, n + 1, bpp), np.uint8)
         d[xs + 1, 0] = above
         r = np.zeros(d.shape, np.uint8)
         js = np.arange(1, n + 1)[:, None]
         r[xs[None, :] + js + 1, js] = rows[top : top + n].reshape(n, width, bpp)
-        k = kinds[top : top + n].astype(np.int16)[:, None]
+        k = kinds[top : top + n][:, None]
         present = set(np.unique(k).tolist())
         for s in range(1, width + n):
             j0, j1 = max(1, s - width + 1), min(n, s) + 1
             a = d[s, j0:j1]
             b = d[s, j0 - 1 : j1 - 1]
             if present == {4}:
-                pred = _paeth(a, b, d[s - 1, j0 - 1 : j1 - 1])
+                pred = paeth(a, b, d[s - 1, j0 - 1 : j1 - 1]).reshape(a.shape)
             else:
                 kk = k[j0 - 1 : j1 - 1]
-                pred = np.where(kk == 1, a, np.where(kk == 2, b, 0))
+                pred = np.where(kk == 1, a, np.where(kk == 2, b, np.uint8(0)))
                 if 3 in present:
-                    pred = np.where(kk == 3, (a + b) >> 1, pred)
+                    mean = ((a.astype(np.int16) + b) >> 1).astype(np.uint8)
+                    pred = np.where(kk == 3, mean, pred)
                 if 4 in present:
-                    pred = np.where(kk == 4, _paeth(a, b, d[s - 1, j0 - 1 : j1 - 1]), pred)
-            cur = d[s + 1, j0:j1]
-            np.add(r[s + 1, j0:j1], pred, out=cur)
-            np.bitwise_and(cur, 0xFF, out=cur)
+                    c = d[s - 1, j0 - 1 : j1 - 1]
+                    pred = np.where(kk == 4, paeth(a, b, c).reshape(a.shape), pred)
+            np.add(r[s + 1, j0:j1], pred, out=d[s + 1, j0:j1])
         skew = xs[None, :] + js + 1
         out[top : top + n] = d[skew, js]
         above = d[xs + n + 1, n]
