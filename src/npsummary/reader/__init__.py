@@ -3,8 +3,9 @@
 Every writer's format loads into one model: legacy ``simple_value`` scalars and TF2 scalar
 tensors alike, legacy ``histo`` and TF2 histogram tensors alike (TF2, TF1 ``tf.compat.v1``,
 tensorboardX, ``torch.utils.tensorboard`` and npsummary files). Records are CRC-checked; a torn
-tail (a writer still writing, or killed) is tolerated; a corrupt record is skipped and counted in
-:class:`ReadStats`, or raised with ``strict=True``. A logdir's runs are the directories that hold
+tail (a writer still writing, or killed) is tolerated; a corrupt record, or a value whose content
+does not decode (a plugin's data, a PNG, GIF or WAV, an image over :data:`MAX_IMAGE_PIXELS`), is
+skipped and counted in :class:`ReadStats`, or raised with ``strict=True``. A logdir's runs are the directories that hold
 event files (``"."`` for the logdir itself); a run's files are read in TensorBoard's order.
 
     >>> from npsummary import reader
