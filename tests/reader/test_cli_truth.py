@@ -312,3 +312,35 @@ def test_csv_on_a_terminal_is_escaped_and_exact_in_a_pipe(
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     status, out, _ = _cli(capsys, "export", tmp_path, "--format", "csv", "--out", "-")
     assert status == 0 and "\x1b" not in out and "\\x1b]0;pwned" in out
+
+
+def test_every_help_example_runs_on_the_demo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each example in the --help texts runs as written (on a short demo; piped examples
+    without the pipe, the one naming a sample event file on a real one)."""
+    import re
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--steps", "20"]) == 0
+    sample = next((tmp_path / "runs" / "demo" / "train").glob("*tfevents*"))
+    examples_run = 0
+    for command in ([], ["inspect"], ["export"], ["demo"]):
+        with pytest.raises(SystemExit):
+            main([*command, "--help"])
+        text = capsys.readouterr().out
+        for line in text.split("examples:")[1].split("\n\n")[0].splitlines():
+            if not line.strip().startswith("npsummary "):
+                continue
+            shown = re.split(r"\s{2,}", line.strip())[0].split(" | ")[0]
+            argv = shlex.split(shown)[1:]
+            argv = [str(sample) if a.startswith("runs/exp1/events") else a for a in argv]
+            argv = [str(tmp_path / "d") if a == "/tmp/demo" else a for a in argv]
+            if argv[0] == "demo" and "--steps" not in argv:
+                argv += ["--steps", "20"]  # the default 600 steps take about 2 s
+            status = main(argv)
+            out = capsys.readouterr()
+            assert status == 0, (shown, out.err)
+            examples_run += 1
+    assert examples_run >= 8

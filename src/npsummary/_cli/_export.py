@@ -26,7 +26,7 @@ examples:
   npsummary export runs/ --format csv                      ./scalars.csv
   npsummary export runs/ --format parquet --out tables/    tables/scalars.parquet
   npsummary export runs/ --format json --out - --tags loss  JSON rows on stdout
-  npsummary export runs/ --format csv --runs '^train' --kind histograms
+  npsummary export runs/ --format csv --runs 'train$' --kind histograms
 
 Scalars give the columns run, tag, step, wall_time, value (tbparse's names). Other kinds give
 run, tag, step, wall_time and a value column: JSON arrays for histograms, PR curves, text and
