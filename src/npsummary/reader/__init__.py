@@ -5,8 +5,9 @@ tensors alike, legacy ``histo`` and TF2 histogram tensors alike (TF2, TF1 ``tf.c
 tensorboardX, ``torch.utils.tensorboard`` and npsummary files). Records are CRC-checked; a torn
 tail (a writer still writing, or killed) is tolerated; a corrupt record, or a value whose content
 does not decode (a plugin's data, a PNG, GIF or WAV, an image over :data:`MAX_IMAGE_PIXELS`), is
-skipped and counted in :class:`ReadStats`, or raised with ``strict=True``. A logdir's runs are the directories that hold
-event files (``"."`` for the logdir itself); a run's files are read in TensorBoard's order.
+skipped and counted in :class:`ReadStats`, or raised with ``strict=True``. A logdir's runs are
+the directories that hold event files (``"."`` for the logdir itself); a run's files are read in
+TensorBoard's order.
 
     >>> from npsummary import reader
     >>> series = reader.scalars("runs")                 # {(run, tag): ScalarSeries}
