@@ -105,3 +105,72 @@ def test_wav_round_trip_and_formats() -> None:
     assert got[:, 0].tolist() == [0.5, -0.25]
     with pytest.raises(ValueError):
         decode_wav(b"RIFF")
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(80), deadline=None)
+@given(
+    st.integers(1, 12),
+    st.integers(1, 12),
+    st.sampled_from([1, 2, 3, 4, 6, 8]),
+    st.lists(st.integers(0, 4), min_size=1, max_size=5),
+    st.integers(0, 2**32 - 1),
+)
+def test_wavefront_unfilter_equals_the_bytewise_one(
+    height: int, width: int, bpp: int, kinds: list[int], seed: int
+) -> None:
+    from npsummary._format import pngread
+
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, 256, (height, width * bpp), dtype=np.uint8)
+    row_kinds = np.array([kinds[y % len(kinds)] for y in range(height)], np.uint8)
+    expected = pngread._unfilter_rows(rows, row_kinds, bpp)
+    assert np.array_equal(pngread._unfilter_wavefront(rows, row_kinds, bpp), expected)
+
+
+@pytest.mark.parametrize("kinds", [[4], [3], [0, 1, 2, 3, 4]])
+def test_wavefront_over_several_strips(monkeypatch: pytest.MonkeyPatch, kinds: list[int]) -> None:
+    from npsummary._format import pngread
+
+    monkeypatch.setattr(pngread, "_STRIP_BYTES", 300)  # strips of a few rows
+    rng = np.random.default_rng(len(kinds))
+    rows = rng.integers(0, 256, (37, 5 * 3), dtype=np.uint8)
+    row_kinds = np.array([kinds[y % len(kinds)] for y in range(37)], np.uint8)
+    expected = pngread._unfilter_rows(rows, row_kinds, 3)
+    assert np.array_equal(pngread._unfilter_wavefront(rows, row_kinds, 3), expected)
+
+
+def test_large_paeth_image_is_not_unfiltered_byte_by_byte(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 20 item 6: an 8192x4096 Paeth PNG took minutes in a per-byte Python loop."""
+    from npsummary._format import pngread
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("per-byte loop used for a large Paeth image")
+
+    monkeypatch.setattr(pngread, "_paeth_row", refuse)
+    monkeypatch.setattr(pngread, "_average_row", refuse)
+    rng = np.random.default_rng(0)
+    residuals = rng.integers(0, 256, (256, 1 + 256 * 3), dtype=np.uint8)
+    residuals[:, 0] = np.arange(256) % 2 + 3  # Average and Paeth rows
+    data = _png(256, 256, 8, 2, residuals.tobytes())
+    expected = np.asarray(pytest.importorskip("PIL.Image").open(io.BytesIO(data)).convert("RGB"))
+    assert np.array_equal(decode_png(data), expected)
+
+
+def test_decoded_size_is_bounded_by_a_limit_the_caller_sets() -> None:
+    from npsummary._format.gif import encode_gif
+    from npsummary._format.pngread import MAX_IMAGE_PIXELS, decode_image
+
+    data = _png(4, 3, 8, 0, b"\x00" * 15)
+    assert decode_png(data, max_pixels=12).shape == (3, 4, 1)
+    with pytest.raises(ValueError, match=r"4x3 pixels exceeds the limit of 11 pixels"):
+        decode_png(data, max_pixels=11)
+    header = struct.pack(">IIBBBBB", 1 << 14, 1 << 13, 8, 2, 0, 0, 0)
+    huge = b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IEND", b"")
+    with pytest.raises(ValueError, match="exceeds the limit of 67,108,864 pixels"):
+        decode_png(huge)
+    assert MAX_IMAGE_PIXELS == 1 << 26
+    gif = encode_gif(np.zeros((3, 4, 5, 3), np.uint8), 5)
+    assert np.asarray(decode_image(gif, max_pixels=60)).shape == (3, 4, 5, 3)
+    with pytest.raises(ValueError, match="3 frames of 5x4 exceeds the limit of 59 pixels"):
+        decode_image(gif, max_pixels=59)

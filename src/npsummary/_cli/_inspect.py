@@ -12,6 +12,8 @@ import numpy as np
 
 from .._common.urls import is_url
 from ._progress import Progress
+from ._report import explain_nothing
+from ._safe import printable
 
 __all__ = ["register", "sparkline", "summarize"]
 
@@ -23,6 +25,13 @@ examples:
   npsummary inspect runs/
   npsummary inspect runs/ --tags 'loss|acc' --runs train
   npsummary inspect runs/exp1/events.out.tfevents.1700000000.host --json | jq .runs
+
+Text from the files (run names, tags, plugin names, hyperparameters, file names) is printed with
+control characters escaped (\x1b, \u202e, ...), so a file cannot drive the terminal; --json
+prints it as JSON strings. Corrupt records, undecodable values and torn tails are skipped,
+counted and listed under "problems" (--strict: the first corrupt record or undecodable value is
+an error). A path that holds no event file, a file that is not one, and a --runs or --tags that
+matches nothing are errors (exit status 1).
 """
 
 
@@ -39,24 +48,34 @@ def register(commands: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the same information as JSON")
     p.add_argument("--runs", metavar="REGEX", help="only runs whose name matches")
     p.add_argument("--tags", metavar="REGEX", help="only tags that match")
+    p.add_argument(
+        "--strict", action="store_true", help="fail on a corrupt record instead of skipping it"
+    )
     p.set_defaults(run=run)
 
 
 def sparkline(values: np.ndarray, width: int = 24) -> str:
-    """``values`` as a line of block characters, averaged into at most ``width`` columns."""
+    """``values`` as a line of block characters, averaged into at most ``width`` columns.
+
+    Non-finite values are left out of the averages (a column of only such values is blank), and
+    values are scaled by their largest magnitude first, so series near the float64 limits
+    (1e308) neither overflow nor fail."""
+    values = np.asarray(values, np.float64)
     finite = np.isfinite(values)
     if not finite.any():
         return ""
+    scale = float(np.max(np.abs(values[finite])))
+    scaled = values / scale if scale > 0 else values
     cols = np.array_split(np.arange(values.size), min(width, values.size))
     means = np.array(
-        [values[c][finite[c]].mean() if finite[c].any() else np.nan for c in cols], np.float64
+        [scaled[c][finite[c]].mean() if finite[c].any() else np.nan for c in cols], np.float64
     )
     lo, hi = np.nanmin(means), np.nanmax(means)
     span = hi - lo if hi > lo else 1.0
-    out = []
-    for m in means:
-        out.append(" " if math.isnan(m) else _BARS[int((m - lo) / span * (len(_BARS) - 1))])
-    return "".join(out)
+    levels = np.clip(np.nan_to_num((means - lo) / span * (len(_BARS) - 1)), 0, len(_BARS) - 1)
+    return "".join(
+        " " if math.isnan(m) else _BARS[int(v)] for m, v in zip(means, levels, strict=True)
+    )
 
 
 def _number(x: float) -> float | str:
@@ -79,7 +98,7 @@ def _entry(kind: str, series: Any) -> dict[str, Any]:
 
 
 def summarize(
-    logdir: str, runs: str | None, tags: str | None, progress: Progress
+    logdir: str, runs: str | None, tags: str | None, progress: Progress, *, strict: bool = False
 ) -> dict[str, Any]:
     """The information ``inspect`` prints, as a JSON-ready dict."""
     from ..reader._discover import compile_filter, discover
@@ -97,6 +116,7 @@ def summarize(
         kinds=KINDS,
         runs=run_re,
         tags=tag_re,
+        strict=strict,
         progress=lambda run, n: progress.show(f"reading run {run!r}: {n:,} records"),
     )
     progress.done()
@@ -177,12 +197,15 @@ def _text(info: dict[str, Any]) -> str:
         problems.append(f"{info['bad_values']} undecodable values skipped")
     lines.append("problems: " + ("; ".join(problems) if problems else "none"))
     lines.extend(f"  {p}" for p in info["problems"])
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 def run(args: argparse.Namespace) -> int:
     if not is_url(args.logdir) and not os.path.exists(args.logdir):
         raise FileNotFoundError(2, "no such file or directory", args.logdir)
-    info = summarize(args.logdir, args.runs, args.tags, Progress())
+    info = summarize(args.logdir, args.runs, args.tags, Progress(), strict=args.strict)
+    selected = args.runs is not None or args.tags is not None
+    if not info["records"] or (selected and not any(info["runs"].values())):
+        raise explain_nothing(args.logdir, args.runs, args.tags, "summaries", info["records"])
     print(json.dumps(info, indent=1, allow_nan=False) if args.json else _text(info))
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import time
 
+from ._safe import printable
+
 __all__ = ["Progress"]
 
 
@@ -22,7 +24,7 @@ class Progress:
         now = time.monotonic()
         if force or now - self._last >= 0.1:
             self._last = now
-            sys.stderr.write("\r\x1b[K" + text[:200])
+            sys.stderr.write("\r\x1b[K" + printable(text[:200]))
             sys.stderr.flush()
             self._shown = True
 

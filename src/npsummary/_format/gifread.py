@@ -39,7 +39,7 @@ import struct
 
 import numpy as np
 
-__all__ = ["decode_gif", "is_gif"]
+__all__ = ["decode_gif", "decode_gif_frames", "is_gif"]
 
 _MAX_PIXELS = 1 << 28
 _BASE_PIXELS = 1 << 24
@@ -209,8 +209,13 @@ def _indices(frame: _Frame) -> np.ndarray:
     return out
 
 
-def _check_size(data: bytes, frames: int, height: int, width: int) -> None:
+def _check_size(data: bytes, frames: int, height: int, width: int, limit: int) -> None:
     pixels = frames * height * width
+    if pixels > limit:
+        raise ValueError(
+            f"GIF of {frames} frames of {width}x{height} exceeds the limit of {limit:,} pixels "
+            "(max_image_pixels)"
+        )
     allowed = min(_MAX_PIXELS, max(_BASE_PIXELS, _PIXELS_PER_BYTE * len(data)))
     if pixels > allowed:
         raise ValueError(
@@ -229,6 +234,11 @@ def decode_gif(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     Raises:
         ValueError: not a GIF, a truncated or corrupt file, no frame, or an absurd size.
     """
+    return decode_gif_frames(data, _MAX_PIXELS)
+
+
+def decode_gif_frames(data: bytes, max_pixels: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`decode_gif` refusing more than ``max_pixels`` pixels over all frames."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"decode_gif: data must be bytes, got {type(data).__name__}")
     data = bytes(data)
@@ -241,7 +251,7 @@ def decode_gif(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     frames = _scan(data, pos, (height, width))
     if not frames:
         raise ValueError("GIF file holds no image")
-    _check_size(data, len(frames), height, width)
+    _check_size(data, len(frames), height, width, max_pixels)
     alpha = any(control.transparent >= 0 for _, control in frames)
     channels = 4 if alpha else 3
     back = np.zeros(channels, np.uint8)

@@ -3,9 +3,11 @@
 Every writer's format loads into one model: legacy ``simple_value`` scalars and TF2 scalar
 tensors alike, legacy ``histo`` and TF2 histogram tensors alike (TF2, TF1 ``tf.compat.v1``,
 tensorboardX, ``torch.utils.tensorboard`` and npsummary files). Records are CRC-checked; a torn
-tail (a writer still writing, or killed) is tolerated; a corrupt record is skipped and counted in
-:class:`ReadStats`, or raised with ``strict=True``. A logdir's runs are the directories that hold
-event files (``"."`` for the logdir itself); a run's files are read in TensorBoard's order.
+tail (a writer still writing, or killed) is tolerated; a corrupt record, or a value whose content
+does not decode (a plugin's data, a PNG, GIF or WAV, an image over :data:`MAX_IMAGE_PIXELS`), is
+skipped and counted in :class:`ReadStats`, or raised with ``strict=True``. A logdir's runs are
+the directories that hold event files (``"."`` for the logdir itself); a run's files are read in
+TensorBoard's order.
 
     >>> from npsummary import reader
     >>> series = reader.scalars("runs")                 # {(run, tag): ScalarSeries}
@@ -18,6 +20,7 @@ event files (``"."`` for the logdir itself); a run's files are read in TensorBoa
 from __future__ import annotations
 
 from .._format.gifread import decode_gif
+from .._format.pngread import MAX_IMAGE_PIXELS
 from ._api import (
     audio,
     events,
@@ -50,6 +53,7 @@ from ._values import KINDS
 
 __all__ = [
     "KINDS",
+    "MAX_IMAGE_PIXELS",
     "NORMAL_HISTOGRAM_BPS",
     "AudioSeries",
     "FileSystem",

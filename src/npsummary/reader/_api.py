@@ -8,7 +8,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .. import proto
-from .._common.convert import as_list, check_flag, check_tag
+from .._common.convert import as_list, check_flag, check_int, check_tag
+from .._format.pngread import MAX_IMAGE_PIXELS
 from ._discover import compile_filter, discover
 from ._framing import ReadStats, read_batches
 from ._io import filesystem_for
@@ -89,17 +90,29 @@ def load(
     tags: Pattern = None,
     strict: bool = False,
     decode: bool = False,
+    max_image_pixels: int = MAX_IMAGE_PIXELS,
 ) -> Logdata:
     """Read a logdir (or one run directory or event file) into a :class:`Logdata`.
+
+    A record that cannot be used never aborts the read: corrupt framing, a payload that is not
+    an ``Event``, and a value whose content does not decode (hparams, a cut-short PNG, a WAV
+    with a bad header, an image over ``max_image_pixels`` ...) are skipped and counted in
+    ``stats`` (``corrupt_records`` and ``bad_values``), with a line in ``stats.problems`` naming
+    the file, run, tag and step. ``strict=True`` raises on the first of them instead.
 
     Args:
         logdir: the directory given to TensorBoard's ``--logdir``, a run, or an event file.
         kinds: which kinds to read (default: all of :data:`KINDS`); fewer is faster.
         runs: regular expression a run name must contain a match of (``re.search``).
         tags: regular expression a tag must contain a match of.
-        strict: raise on a corrupt record instead of skipping and counting it.
+        strict: raise on a corrupt record or an undecodable value instead of skipping and
+            counting it.
         decode: decode images (PNG) into uint8 ``[h, w, c]`` arrays, videos (GIF) into uint8
             ``[T, h, w, 3]`` frames and audio (WAV) into float32 arrays.
+        max_image_pixels: with ``decode``, the largest image decoded, in pixels (all frames of
+            a GIF together; default :data:`MAX_IMAGE_PIXELS`, 67,108,864). A larger image is
+            refused before any pixel is decoded (skipped and counted, or raised when
+            ``strict``), so a small hostile file cannot make the read allocate without limit.
 
     Returns:
         The :class:`Logdata`; its ``stats`` count every corrupt or torn record met.
@@ -107,9 +120,12 @@ def load(
     Raises:
         FileNotFoundError: ``logdir`` does not exist.
         ValueError: an unknown kind or an invalid regular expression.
+        npsummary._format.record.CorruptRecordError: with ``strict=True``, on a corrupt record
+            or a value that does not decode, naming the file, run, tag and step.
     """
     decode = check_flag(decode, "decode")
     strict = check_flag(strict, "strict")
+    max_image_pixels = check_int(max_image_pixels, "max_image_pixels", minimum=1)
     if isinstance(kinds, (str, bytes)):
         raise TypeError(f"kinds must be a list of kinds, got {kinds!r:.60}")
     wanted = tuple(
@@ -130,8 +146,10 @@ def load(
         runs=compile_filter(runs, "runs"),
         tags=compile_filter(tags, "tags"),
         strict=strict,
+        decode=decode,
+        max_image_pixels=max_image_pixels,
     )
-    return build(raw, stats, decode=decode)
+    return build(raw, stats)
 
 
 def _last(series: dict[Any, Any], last_write_wins: bool) -> dict[Any, Any]:
@@ -179,10 +197,23 @@ def histograms(
 
 
 def images(
-    logdir: PathLike, *, runs: Pattern = None, tags: Pattern = None, decode: bool = False
+    logdir: PathLike,
+    *,
+    runs: Pattern = None,
+    tags: Pattern = None,
+    decode: bool = False,
+    max_image_pixels: int = MAX_IMAGE_PIXELS,
 ) -> dict[tuple[str, str], ImageSeries]:
-    """Every image: ``{(run, tag): ImageSeries}``; PNG bytes, or uint8 arrays with ``decode``."""
-    return load(logdir, kinds=("images",), runs=runs, tags=tags, decode=decode).images
+    """Every image: ``{(run, tag): ImageSeries}``; PNG bytes, or uint8 arrays with ``decode``
+    (images over ``max_image_pixels`` pixels skipped and counted, see :func:`load`)."""
+    return load(
+        logdir,
+        kinds=("images",),
+        runs=runs,
+        tags=tags,
+        decode=decode,
+        max_image_pixels=max_image_pixels,
+    ).images
 
 
 def audio(

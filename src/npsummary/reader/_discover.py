@@ -5,11 +5,20 @@ whose name contains ``tfevents``; its name is the path relative to the logdir, `
 logdir itself, with ``/`` separators. Runs are listed by name. The files of a run are read in
 lexicographic order of their names, as both TensorBoard loaders read them; ``*.profile-empty``
 files (profiler markers) hold no summaries and are left out, as TensorBoard's Python loader does.
+
+The walk follows links to directories but visits each real directory once (a filesystem that
+has an ``identity(path)`` method, such as the local one, says which paths are the same
+directory), breadth first and real directories before links at each depth, so a directory
+reached both directly and through a link keeps its real name, and links to an ancestor
+(``a -> .``, ``b -> .``) cost one visit each instead of a walk of 2**depth paths. Only regular
+files are event files when the filesystem can tell (``isfile(path)``): a FIFO named like an
+event file would block the read.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from ._io import FileSystem
@@ -52,23 +61,35 @@ def discover(fs: FileSystem, path: str, runs: re.Pattern[str] | None = None) -> 
     if not fs.isdir(path):
         fs.size(path)  # raises FileNotFoundError for a missing path
         return [Run(".", (path,))] if runs is None or runs.search(".") else []
+    identity: Callable[[str], Hashable] = getattr(fs, "identity", lambda p: p)
+    islink: Callable[[str], bool] = getattr(fs, "islink", lambda p: False)
+    isfile: Callable[[str], bool] = getattr(fs, "isfile", lambda p: True)
     found: list[Run] = []
-    stack: list[tuple[str, str, int]] = [(path, ".", 0)]
-    while stack:
-        directory, name, depth = stack.pop()
-        try:
-            entries = sorted(fs.listdir(directory))
-        except (PermissionError, NotADirectoryError, FileNotFoundError):
-            continue
-        files: list[str] = []
-        for entry in entries:
-            full = fs.join(directory, entry)
-            if fs.isdir(full):
-                if depth < _MAX_DEPTH:
-                    stack.append((full, entry if name == "." else f"{name}/{entry}", depth + 1))
-            elif is_event_file(entry):
-                files.append(full)
-        if files and (runs is None or runs.search(name)):
-            found.append(Run(name, tuple(files)))
+    seen: set[Hashable] = set()
+    level: list[tuple[bool, str, str]] = [(False, ".", path)]  # (through a link, name, path)
+    for depth in range(_MAX_DEPTH + 1):
+        below: list[tuple[bool, str, str]] = []
+        for _, name, directory in sorted(level):
+            try:
+                key = identity(directory)
+                if key in seen:
+                    continue
+                seen.add(key)
+                entries = sorted(fs.listdir(directory))
+            except OSError:  # unreadable, vanished, or a link loop (ELOOP)
+                continue
+            files: list[str] = []
+            for entry in entries:
+                full = fs.join(directory, entry)
+                if fs.isdir(full):
+                    child = entry if name == "." else f"{name}/{entry}"
+                    below.append((islink(full), child, full))
+                elif is_event_file(entry) and isfile(full):
+                    files.append(full)
+            if files and (runs is None or runs.search(name)):
+                found.append(Run(name, tuple(files)))
+        if not below or depth == _MAX_DEPTH:
+            break
+        level = below
     found.sort(key=lambda run: run.name)
     return found

@@ -131,7 +131,8 @@ def legacy_to_buckets(h: LegacyLike, *, loader: Literal["python", "rust"] = "pyt
     inner = limits[start:end].tolist()
     lefts = [h.min, *inner]
     rights = [*inner, h.max]
-    out32: np.ndarray = np.array(
-        [lefts, rights, counts[start : end + 1].tolist()], dtype=np.float32
-    ).T
+    with np.errstate(over="ignore"):  # edges beyond float32 become +-inf, as in TensorBoard
+        out32: np.ndarray = np.array(
+            [lefts, rights, counts[start : end + 1].tolist()], dtype=np.float32
+        ).T
     return out32

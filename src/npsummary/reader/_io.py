@@ -41,10 +41,19 @@ class FileSystem(Protocol):
 
 
 class LocalFileSystem:
-    """The local disk, through the ``os`` module."""
+    """The local disk, through the ``os`` module.
+
+    Files are opened without blocking (a FIFO with no writer would otherwise hang the read; the
+    reader never reads past a file's size, so it reads nothing from one), and only regular
+    files are event files (``isfile``), so devices, FIFOs and sockets named like event
+    files are passed over."""
 
     def open(self, path: str) -> BinaryIO:
-        return open(path, "rb")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        return os.fdopen(fd, "rb")
+
+    def isfile(self, path: str) -> bool:
+        return os.path.isfile(path)
 
     def listdir(self, path: str) -> list[str]:
         return os.listdir(path)
@@ -57,6 +66,14 @@ class LocalFileSystem:
 
     def join(self, *parts: str) -> str:
         return os.path.join(*parts)
+
+    def identity(self, path: str) -> tuple[int, int]:
+        """The directory's device and inode: equal for every link to it."""
+        st = os.stat(path)
+        return st.st_dev, st.st_ino
+
+    def islink(self, path: str) -> bool:
+        return os.path.islink(path)
 
 
 _LOCAL = LocalFileSystem()

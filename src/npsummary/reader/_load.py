@@ -15,11 +15,13 @@ from typing import Any
 import numpy as np
 
 from .. import proto
+from .._format.pngread import MAX_IMAGE_PIXELS
+from .._format.record import CorruptRecordError
 from ._discover import Run, discover
 from ._fastscalar import FastScalars, match_scalars
 from ._framing import ReadStats, RecordBatch, read_batches
 from ._io import FileSystem
-from ._values import KINDS, convert, kind_of
+from ._values import KINDS, convert, decode_media, kind_of
 
 __all__ = ["RunData", "load_runs"]
 
@@ -62,12 +64,16 @@ class _Collector:
         tags: re.Pattern[str] | None,
         stats: ReadStats,
         strict: bool,
+        decode: bool = False,
+        max_image_pixels: int = MAX_IMAGE_PIXELS,
     ) -> None:
         self.run = run
         self.kinds = kinds
         self.tags = tags
         self.stats = stats
         self.strict = strict
+        self.decode = decode
+        self.max_image_pixels = max_image_pixels
         self.seq = 0
         self._wanted: dict[str, bool] = {}
 
@@ -110,8 +116,9 @@ class _Collector:
             event = events[i]
             if event is not None and event.HasField("summary"):
                 step, wall = int(event.step), float(event.wall_time)
+                where = batch.base + int(batch.starts[i]) - 12
                 for value in event.summary.value:
-                    self._value(value, self.seq + i, step, wall, batch.path)
+                    self._value(value, self.seq + i, step, wall, batch.path, where)
         self.seq += n
 
     def _parse(self, batch: RecordBatch, which: np.ndarray) -> dict[int, Any]:
@@ -150,7 +157,11 @@ class _Collector:
             sel = order[bounds[g] : bounds[g + 1]]
             if not sel.size:
                 continue  # the group failed its check: its records stay on the general path
-            md = None if meta is None else proto.SummaryMetadata.FromString(meta)
+            try:
+                md = None if meta is None else proto.SummaryMetadata.FromString(meta)
+            except Exception:  # corrupt metadata: the general path counts these records
+                back.append(fast.index[sel])
+                continue
             if md is not None and not md.HasField("plugin_data"):
                 md = None
             earlier = first_seen.get(tag)
@@ -169,7 +180,7 @@ class _Collector:
             parts.values.append(fast.values[sel].astype(np.float64))
         return np.sort(np.concatenate(back)) if back else np.zeros(0, np.int64)
 
-    def _value(self, value: Any, seq: int, step: int, wall: float, path: str) -> None:
+    def _value(self, value: Any, seq: int, step: int, wall: float, path: str, offset: int) -> None:
         tag = value.tag
         oneof = value.WhichOneof("value")
         plugin = self.plugin(tag, value.metadata if value.HasField("metadata") else None)
@@ -180,9 +191,10 @@ class _Collector:
             return
         try:
             item = convert(kind, value, oneof)
-        except (ValueError, TypeError, OverflowError) as exc:
-            self.stats.bad_values += 1
-            self.stats.note(f"{path}: {kind} value {tag!r} at step {step} skipped: {exc}")
+            if self.decode:
+                item = decode_media(kind, item, self.max_image_pixels)
+        except Exception as exc:  # whatever a plugin's content makes a decoder raise
+            self._bad_value(path, offset, kind, tag, step, exc)
             return
         if kind == "scalars":
             parts = self.run.scalars.setdefault(tag, _ScalarParts())
@@ -193,6 +205,17 @@ class _Collector:
         else:
             self.run.items.setdefault((kind, tag), []).append((seq, step, wall, item))
 
+    def _bad_value(
+        self, path: str, offset: int, kind: str, tag: str, step: int, exc: Exception
+    ) -> None:
+        """Count a value whose content does not decode, or raise it when strict."""
+        reason = str(exc) or type(exc).__name__
+        where = f"run {self.run.name!r}, {kind} tag {tag!r}, step {step}"
+        if self.strict:
+            raise CorruptRecordError(f"{path}: {where}: {reason}", offset) from exc
+        self.stats.bad_values += 1
+        self.stats.note(f"{path}: {where} skipped: {reason}")
+
 
 def load_runs(
     fs: FileSystem,
@@ -202,6 +225,8 @@ def load_runs(
     runs: re.Pattern[str] | None = None,
     tags: re.Pattern[str] | None = None,
     strict: bool = False,
+    decode: bool = False,
+    max_image_pixels: int = MAX_IMAGE_PIXELS,
     stats: ReadStats | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> tuple[list[RunData], ReadStats]:
@@ -213,7 +238,7 @@ def load_runs(
     found: list[Run] = discover(fs, path, runs)
     for run in found:
         data = RunData(run.name)
-        collector = _Collector(data, kinds, tags, stats, strict)
+        collector = _Collector(data, kinds, tags, stats, strict, decode, max_image_pixels)
         for file in run.files:
             for batch in read_batches(fs, file, stats, strict=strict):
                 collector.batch(batch)

@@ -63,29 +63,20 @@ def _columns(items: list[tuple[int, int, float, Any]]) -> tuple[np.ndarray, np.n
     return steps, walls, [item[3] for item in items]
 
 
-def _series(kind: str, run: RunData, tag: str, items: list[Any], decode: bool) -> Any:
+def _series(kind: str, run: RunData, tag: str, items: list[Any]) -> Any:
     steps, walls, values = _columns(items)
     if kind == "histograms":
         return HistogramSeries(steps, walls, values)
     if kind == "images":
-        images = [v[2] for v in values]
-        if decode:
-            from .._format.pngread import decode_image
-
-            images = [[decode_image(b) for b in row] for row in images]
         return ImageSeries(
             steps,
             walls,
             np.array([v[0] for v in values], np.int64),
             np.array([v[1] for v in values], np.int64),
-            images,
+            [v[2] for v in values],
         )
     if kind == "audio":
         clips = [v[1] for v in values]
-        if decode:
-            from .._format.wavread import decode_wav
-
-            clips = [[decode_wav(b)[0] for b in row] for row in clips]
         rates = np.array([v[0] for v in values], np.float64)
         return AudioSeries(steps, walls, rates, clips, [v[2] for v in values])
     if kind == "text":
@@ -155,8 +146,8 @@ def _hparams(runs: list[RunData], scalars: dict[Key, ScalarSeries]) -> dict[str,
     return out
 
 
-def build(runs: Iterable[RunData], stats: ReadStats, *, decode: bool = False) -> Logdata:
-    """Shape raw run data into a :class:`Logdata`."""
+def build(runs: Iterable[RunData], stats: ReadStats) -> Logdata:
+    """Shape raw run data into a :class:`Logdata` (images and audio decoded while reading)."""
     runs = list(runs)
     data = Logdata(runs=[run.name for run in runs], stats=stats)
     for run in runs:
@@ -166,7 +157,7 @@ def build(runs: Iterable[RunData], stats: ReadStats, *, decode: bool = False) ->
         for kind, tag in sorted(run.items):
             if kind == "hparams":
                 continue
-            series = _series(kind, run, tag, run.items[(kind, tag)], decode)
+            series = _series(kind, run, tag, run.items[(kind, tag)])
             getattr(data, kind)[(run.name, tag)] = series
     data.hparams = _hparams(runs, data.scalars)
     return data

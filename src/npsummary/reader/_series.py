@@ -119,7 +119,9 @@ class AudioSeries(_Series):
 
 @dataclass(frozen=True)
 class TextSeries(_Series):
-    """Text of one (run, tag): per record an array of ``str`` of the logged shape."""
+    """Text of one (run, tag): per record an array of ``str`` of the logged shape (NumPy's
+    fixed-width ``str`` dtype, or ``object`` holding ``str`` when fixed width would take over
+    four times the text's size; ``.tolist()`` gives the same either way)."""
 
     texts: list[npt.NDArray[Any]]
 

@@ -16,9 +16,19 @@ import numpy as np
 
 from .._common.convert import check_choice
 from ._api import PathLike, Pattern, load
+from ._atomic import write_atomically
+from ._framing import ReadStats
 from ._values import KINDS
 
-__all__ = ["columns", "to_arrow", "to_pandas", "to_parquet"]
+__all__ = [
+    "arrow_table",
+    "columns",
+    "read_table",
+    "to_arrow",
+    "to_pandas",
+    "to_parquet",
+    "write_parquet",
+]
 
 _EXTRA = "pip install 'npsummary[tables]'"
 
@@ -49,8 +59,24 @@ def columns(
     logdir: PathLike, kind: str = "scalars", *, runs: Pattern = None, tags: Pattern = None
 ) -> dict[str, Any]:
     """The table of ``kind`` as a dict of equal-length columns (NumPy arrays or lists)."""
+    return read_table(logdir, kind, runs=runs, tags=tags)[0]
+
+
+def read_table(
+    logdir: PathLike,
+    kind: str = "scalars",
+    *,
+    runs: Pattern = None,
+    tags: Pattern = None,
+    strict: bool = False,
+) -> tuple[dict[str, Any], ReadStats]:
+    """:func:`columns`, with what the read met (corrupt records skipped, ...)."""
     check_choice(kind, "kind", tuple(KINDS))
-    data = load(logdir, kinds=(kind,), runs=runs, tags=tags)
+    data = load(logdir, kinds=(kind,), runs=runs, tags=tags, strict=strict)
+    return _columns(data, kind), data.stats
+
+
+def _columns(data: Any, kind: str) -> dict[str, Any]:
     if kind == "hparams":
         rows = [
             (run, name, value)
@@ -100,8 +126,12 @@ def to_arrow(
     Raises:
         ImportError: pyarrow is not installed (``pip install 'npsummary[tables]'``).
     """
+    return arrow_table(columns(logdir, kind, runs=runs, tags=tags), kind)
+
+
+def arrow_table(cols: dict[str, Any], kind: str) -> Any:
+    """The Arrow table of columns ``cols`` of ``kind`` (from :func:`read_table`)."""
     pa = _require("pyarrow")
-    cols = columns(logdir, kind, runs=runs, tags=tags)
     arrays: dict[str, Any] = {}
     for name, col in cols.items():
         if name in ("run", "tag"):
@@ -129,8 +159,17 @@ def to_parquet(
 ) -> None:
     """Write the Arrow table of ``kind`` to a Parquet file at ``path``.
 
+    The file is created without following a link at ``path`` and replaced atomically: a failure
+    leaves any previous file intact.
+
     Raises:
         ImportError: pyarrow is not installed (``pip install 'npsummary[tables]'``).
     """
     table = to_arrow(logdir, kind, runs=runs, tags=tags)
-    _require("pyarrow.parquet").write_table(table, os.fspath(path))
+    write_parquet(table, path)
+
+
+def write_parquet(table: Any, path: str | os.PathLike[str]) -> None:
+    """Write an Arrow table to ``path`` atomically, never through a link."""
+    parquet = _require("pyarrow.parquet")
+    write_atomically(path, lambda stream: parquet.write_table(table, stream))

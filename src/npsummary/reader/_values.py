@@ -18,7 +18,7 @@ from .. import proto
 from ._histograms import legacy_to_buckets
 from ._tensor import tensor_to_array
 
-__all__ = ["KINDS", "PLUGIN_KINDS", "convert"]
+__all__ = ["KINDS", "PLUGIN_KINDS", "convert", "decode_media"]
 
 KINDS = ("scalars", "histograms", "images", "audio", "text", "pr_curves", "hparams", "tensors")
 PLUGIN_KINDS = {
@@ -100,11 +100,21 @@ def _audio(value: Any, oneof: str | None) -> tuple[float, list[bytes], list[str]
 
 
 def _text(value: Any) -> np.ndarray:
+    """The strings of a text tensor: a fixed-width ``str`` array, or an ``object`` array of
+    ``str`` when fixed width would cost over four times the text itself (one long string among
+    many short ones: 100 KB of text made an 800 MB array)."""
     arr = tensor_to_array(value.tensor)
     if arr.dtype != object:
         raise ValueError(f"a text tensor has dtype {arr.dtype}")
     flat = [bytes(x).decode("utf-8", "replace") for x in arr.reshape(-1).tolist()]
-    return np.array(flat, dtype=str).reshape(arr.shape) if flat else np.zeros(arr.shape, str)
+    if not flat:
+        return np.zeros(arr.shape, str)
+    longest = max(len(t) for t in flat)
+    if longest * len(flat) > 4 * sum(len(t) for t in flat) + 4096:
+        out = np.empty(len(flat), object)
+        out[:] = flat
+        return out.reshape(arr.shape)
+    return np.array(flat, dtype=str).reshape(arr.shape)
 
 
 def _pr_curve(value: Any) -> np.ndarray:
@@ -133,5 +143,27 @@ def convert(kind: str, value: Any, oneof: str | None) -> Any:
     if kind == "pr_curves":
         return _pr_curve(value)
     if kind == "hparams":
-        return proto.HParamsPluginData.FromString(value.metadata.plugin_data.content)
+        try:
+            return proto.HParamsPluginData.FromString(value.metadata.plugin_data.content)
+        except Exception:  # DecodeError, or RuntimeError on some protobuf backends
+            raise ValueError("hparams plugin content does not decode") from None
     return tensor_to_array(value.tensor)
+
+
+def decode_media(kind: str, item: Any, max_image_pixels: int) -> Any:
+    """An image or audio model with its bytes decoded (PNG/GIF into pixels, WAV into samples).
+
+    Raises:
+        ValueError: bytes that do not decode, or an image over ``max_image_pixels`` pixels.
+    """
+    if kind == "images":
+        from .._format.pngread import decode_image
+
+        width, height, images = item
+        return width, height, [decode_image(b, max_pixels=max_image_pixels) for b in images]
+    if kind == "audio":
+        from .._format.wavread import decode_wav
+
+        rate, clips, labels = item
+        return rate, [decode_wav(b)[0] for b in clips], labels
+    return item
