@@ -3,7 +3,7 @@
 Each segment is a complete event file (``file_version`` record first), uploaded once and never
 rewritten, named
 
-    ``events.out.tfevents.{time:010d}.{host}.{pid}.{counter:04d}.{seq:08d}{suffix}``
+    ``events.out.tfevents.{time:010d}.{host}.{pid}.{counter:04d}.{random:016x}.{seq:08d}{suffix}``
 
 so that a run's names sort in write order (TensorBoard reads a run's files in name order and never
 returns to an earlier one; segments are therefore also uploaded strictly in order).
@@ -16,11 +16,16 @@ returns to an earlier one; segments are therefore also uploaded strictly in orde
   when the open records reach ``segment_bytes`` or ``flush_secs`` after the first of them,
   whichever comes first; :meth:`SegmentSink.flush` uploads the open records at once. Bytes
   uploaded are the event bytes plus one ~50-byte header per segment, at any run length.
+* Names are unique without relying on PIDs (containers on one host share them): the random part
+  is drawn for each writer (again after ``fork()``). An upload never replaces an existing object:
+  it is a conditional put where fsspec offers one (``pipe_file(mode="create")``), else a check
+  first. If the name is taken by other bytes, this writer's waiting segments get a new stem
+  (sorting after its earlier ones) and are uploaded under it.
 * A failed upload is retried with the same name and the same bytes (a retry after a lost response
-  overwrites, never duplicates), with exponential backoff in the background and at every
-  ``flush()``. Segments wait, in order, up to ``max_pending_bytes``; beyond it new records are
-  dropped and counted. The error is raised by the next ``write``, ``flush`` or ``close`` as
-  :class:`EventWriteError` naming the object's URL.
+  finds its own object and counts it as uploaded, never duplicates), with exponential backoff in
+  the background and at every ``flush()``. Segments wait, in order, up to
+  ``max_pending_bytes``; beyond it new records are dropped and counted. The error is raised by
+  the next ``write``, ``flush`` or ``close`` as :class:`EventWriteError` naming the object's URL.
 * Open records are uploaded at interpreter exit. After ``fork()`` a child starts segments of its
   own on first use.
 """
