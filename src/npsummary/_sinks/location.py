@@ -84,16 +84,49 @@ class Location:
     def url_of(self, name: str) -> str:
         return f"{self.url}/{name}"
 
+    def _filesystem(self) -> Any:
+        fs = self._fs
+        if fs is None:  # a forked child
+            fs, self._path = _resolve(self.url)
+            self._fs = fs
+        return fs
+
+    def replace(self, name: str, data: bytes) -> None:
+        """Write the object ``name`` holding ``data``, replacing this run's earlier version
+        (a projector file logged again at the same step and tag)."""
+        fs = self._filesystem()
+        if self._needs_dirs and not self._dir_made:
+            fs.makedirs(self._path, exist_ok=True)
+            self._dir_made = True
+        fs.pipe_file(f"{self._path}/{name}", data)
+
+    def read(self, name: str) -> bytes | None:
+        """The bytes of the object ``name``, or None if there is none."""
+        try:
+            return bytes(self._filesystem().cat_file(f"{self._path}/{name}"))
+        except FileNotFoundError:
+            return None
+
+    def names(self) -> list[str]:
+        """The names of the objects directly in this directory, sorted ([] if it is missing)."""
+        fs = self._filesystem()
+        try:
+            entries = fs.ls(self._path, detail=True)
+        except FileNotFoundError:
+            return []
+        return sorted(
+            str(e["name"]).rstrip("/").rsplit("/", 1)[-1]
+            for e in entries
+            if e.get("type") != "directory"
+        )
+
     def put(self, name: str, data: bytes) -> None:
         """Create the object ``name`` holding ``data``; never replace another one.
 
         Raises:
           FileExistsError: an object of that name with other bytes exists (it is left as is).
         """
-        fs = self._fs
-        if fs is None:  # a forked child
-            fs, self._path = _resolve(self.url)
-            self._fs = fs
+        fs = self._filesystem()
         if self._needs_dirs and not self._dir_made:
             fs.makedirs(self._path, exist_ok=True)
             self._dir_made = True
