@@ -86,6 +86,7 @@ class SegmentState(PendingState):
         self.open_bytes = 0  # framed size of the open records (``pending``)
         self.uploaded_bytes = 0
         self.uploaded_objects = 0
+        self.uploaded_names: list[str] = []  # for export_scalars_to_json (names are short)
         self.path = location.url
         self.stem = ""
         self.seq = 0
@@ -182,6 +183,7 @@ class SegmentState(PendingState):
                 self.record_success(segment.payload_bytes)
                 self.uploaded_bytes += len(data)
                 self.uploaded_objects += 1
+                self.uploaded_names.append(segment.name)
 
     def _rename_sealed(self) -> None:
         """Give the segments not yet uploaded new names under a new stem (holding ``lock``); the
@@ -224,6 +226,7 @@ class SegmentState(PendingState):
     def reset_after_fork(self) -> None:
         super().reset_after_fork()
         self.sealed = deque()
+        self.uploaded_names = []
         self.open_bytes = 0
         self.path = self.location.url
         self.stem = ""

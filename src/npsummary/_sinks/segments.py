@@ -129,6 +129,21 @@ class SegmentSink(ThreadedSink):
         """Segments uploaded so far by this sink (sub-runs not included)."""
         return self._state.uploaded_objects
 
+    def uploaded_segments(self) -> list[str]:
+        """Names of the segments this sink uploaded so far, in order (sub-runs not included)."""
+        return list(self._state.uploaded_names)
+
+    def read_segment(self, name: str) -> bytes:
+        """The bytes of the segment ``name`` of this run, as stored.
+
+        Raises:
+          FileNotFoundError: no such object (e.g. removed from the store).
+        """
+        data = self._state.location.read(name)
+        if data is None:
+            raise FileNotFoundError(self._state.location.url_of(name))
+        return data
+
     def write(self, payload: bytes) -> None:
         """Queue one serialized event.
 
