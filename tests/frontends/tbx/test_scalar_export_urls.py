@@ -85,3 +85,16 @@ def test_write_to_disk_false_exports_nothing(tmp_path: Path) -> None:
     with SummaryWriter(tmp_path / "run", write_to_disk=False) as writer:
         writer.add_scalar("x", 1.0, 0)
         assert _export(writer, tmp_path / "out.json") == {}
+
+
+def test_a_link_at_the_output_path_is_replaced_not_followed(tmp_path: Path) -> None:
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    out = tmp_path / "scalars.json"
+    out.symlink_to(target)
+    with SummaryWriter(tmp_path / "run") as writer:
+        writer.add_scalar("x", 1.0, 0)
+        data = _export(writer, out)
+    assert [entry[1:] for entry in data["x"]] == [[0, 1.0]]
+    assert target.read_text() == "keep me"
+    assert not out.is_symlink()

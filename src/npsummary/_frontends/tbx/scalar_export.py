@@ -16,6 +16,7 @@ from typing import Any
 
 from ..._format.record import read_records
 from ..._sinks.base import NullSink
+from ..._sinks.projector import write_file
 
 __all__ = ["export_scalars", "scalar_of"]
 
@@ -100,5 +101,6 @@ def export_scalars(writer: Any, path: str | os.PathLike[str]) -> None:
     for run, child in list(event_writer.children.items()):
         key = f"{logdir.rstrip('/')}/{run}" if "://" in logdir else os.path.join(logdir, run)
         _scalars(_new_payloads(child.sink, offsets), key, out)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(out, f)
+    # A complete new file renamed into place: a link at ``path`` is replaced, never followed,
+    # and a failure leaves the previous export as it was.
+    write_file(os.fspath(path), [json.dumps(out).encode("utf-8")])
