@@ -149,3 +149,18 @@ def test_the_local_lock_is_never_taken_through_a_link(tmp_path: Path) -> None:
     with SummaryWriter(run) as writer, pytest.raises(OSError):
         writer.add_embedding(np.eye(2))
     assert target.read_bytes() == b"keep"
+
+
+def test_a_link_at_the_config_path_is_neither_read_nor_followed(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the logdir")
+    (run / "projector_config.pbtxt").symlink_to(secret)
+    with SummaryWriter(run) as writer:
+        writer.add_embedding(np.eye(2))
+    config = run / "projector_config.pbtxt"
+    assert not config.is_symlink()
+    assert "not for the logdir" not in config.read_text()
+    assert _config(config.read_text()) == ["default:00000"]
+    assert secret.read_text() == "not for the logdir"

@@ -140,14 +140,26 @@ def _os_lock(path: str) -> Iterator[None]:
 
 
 def _append(path: str, block: str) -> None:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            current = handle.read()
-    except FileNotFoundError:
-        current = ""
+    current = _read_unless_link(path)
     if block in current:
         return
     write_file(path, [_extended(current, [block]).encode("utf-8")])
+
+
+def _read_unless_link(path: str) -> str:
+    """The text of ``path``; "" if it is missing or a link (never followed: the new config is
+    renamed over the link itself)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        if os.path.islink(path):  # ELOOP (or EMLINK on some BSDs)
+            return ""
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read().decode("utf-8", errors="replace")
 
 
 def _extended(current: str, blocks: list[str]) -> str:
