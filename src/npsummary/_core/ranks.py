@@ -2,7 +2,10 @@
 
 By default only the global rank 0 process writes (to the logdir itself); every other rank gets a
 *silent* writer of the same class that accepts every call and writes nothing, without validating,
-encoding or touching storage (a method call and a return). ``ranks="all"`` gives every rank a
+encoding or touching storage (a method call and a return). It has every attribute of the real
+writer, and what the real one returns it returns with the same type (``get_logdir()``,
+``log_dir``, ``file_writer``, ``use_metadata()``, ...: see :func:`silent_instance`), so a script
+that runs on rank 0 runs unchanged on the others. ``ranks="all"`` gives every rank a
 sub-run ``<logdir>/rank_<k>``; ``ranks=[0, 3]`` gives those ranks sub-runs and silences the rest.
 ``rank=`` overrides the detection.
 
