@@ -11,7 +11,9 @@ import pytest
 
 from npsummary import SummaryWriter
 
-pytest.importorskip("fsspec", reason="remote logdirs need fsspec (npsummary[remote])")
+
+def _needs_fsspec() -> None:
+    pytest.importorskip("fsspec", reason="remote logdirs need fsspec (npsummary[remote])")
 
 
 def _log(writer: SummaryWriter, steps: range) -> None:
@@ -27,6 +29,7 @@ def _export(writer: SummaryWriter, path: Path) -> dict[str, list[list[float]]]:
 
 
 def test_a_url_logdir_exports_what_a_local_one_does(tmp_path: Path) -> None:
+    _needs_fsspec()
     url = f"memory://bucket/{uuid.uuid4().hex}/run"
     local = tmp_path / "run"
     with SummaryWriter(url) as remote_writer, SummaryWriter(local) as local_writer:
@@ -45,6 +48,7 @@ def test_a_url_logdir_exports_what_a_local_one_does(tmp_path: Path) -> None:
 
 
 def test_segments_of_one_export_span_many_uploads(tmp_path: Path) -> None:
+    _needs_fsspec()
     url = f"memory://bucket/{uuid.uuid4().hex}/run"
     with SummaryWriter(url) as writer:
         for step in range(5):
