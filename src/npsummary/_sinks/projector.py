@@ -169,15 +169,31 @@ def _extended(current: str, blocks: list[str]) -> str:
     return current + "".join(missing)
 
 
+# Blocks already read, by fragment URL: fragments are never rewritten, so each is read once per
+# process (bounded by the number of embeddings logged to the runs this process writes).
+_FRAGMENTS: dict[str, str] = {}
+
+
+def _fragment(fragments: Location, name: str) -> str | None:
+    url = fragments.url_of(name)
+    text = _FRAGMENTS.get(url)
+    if text is None:
+        data = fragments.read(name)
+        if data is None:
+            return None
+        text = _FRAGMENTS[url] = data.decode("utf-8", errors="replace")
+    return text
+
+
 def _append_remote_config(run: Location, block: str) -> None:
     fragments = run.child(FRAGMENTS_NAME)
     encoded = block.encode("utf-8")
     fragments.put(f"{secrets.token_hex(16)}.pbtxt", encoded)
     for _ in range(_REMOTE_ROUNDS):
         blocks = [
-            data.decode("utf-8")
+            block_text
             for name in fragments.names()
-            if name.endswith(".pbtxt") and (data := fragments.read(name)) is not None
+            if name.endswith(".pbtxt") and (block_text := _fragment(fragments, name)) is not None
         ]
         if block not in blocks:  # listing lags behind our own write: use what we know
             blocks.append(block)
