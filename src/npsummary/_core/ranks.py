@@ -2,7 +2,10 @@
 
 By default only the global rank 0 process writes (to the logdir itself); every other rank gets a
 *silent* writer of the same class that accepts every call and writes nothing, without validating,
-encoding or touching storage (a method call and a return). ``ranks="all"`` gives every rank a
+encoding or touching storage (a method call and a return). It has every attribute of the real
+writer, and what the real one returns it returns with the same type (``get_logdir()``,
+``log_dir``, ``file_writer``, ``use_metadata()``, ...: see :func:`silent_instance`), so a script
+that runs on rank 0 runs unchanged on the others. ``ranks="all"`` gives every rank a
 sub-run ``<logdir>/rank_<k>``; ``ranks=[0, 3]`` gives those ranks sub-runs and silences the rest.
 ``rank=`` overrides the detection.
 
@@ -10,13 +13,19 @@ The rank comes from ``torch.distributed`` when it is initialised (looked up only
 already imported it), else from the launchers' environment variables (``RANK`` set by torchrun,
 ``SLURM_PROCID``, ``OMPI_COMM_WORLD_RANK``, ``PMI_RANK``, ``JAX_PROCESS_INDEX``), else from
 ``jax.process_index()`` when jax is already imported, else 0.
+
+Every front end gates through this module once per writer: the classes derive from
+:class:`RankGated` (whose ``__new__`` detects the rank and either returns a silent instance or
+remembers the chosen sub-run for ``__init__``), functions call :func:`rank_run`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -26,6 +35,7 @@ from .._sinks.base import NullSink
 
 __all__ = [
     "RANK_VARIABLES",
+    "RankGated",
     "Ranks",
     "detect_rank",
     "rank_run",
@@ -162,6 +172,12 @@ def _silent_init(self: Any, *args: Any, **kwargs: Any) -> None:
     self._silent_logdir = _logdir_argument(args, kwargs)
 
 
+@contextlib.contextmanager
+def silent_context(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    """A ``with`` block that accepts any arguments and yields ``self`` (``use_metadata``)."""
+    yield self
+
+
 _SILENT_TYPES: dict[type, type] = {}
 
 
@@ -169,14 +185,73 @@ def silent_instance(cls: type[_T]) -> _T:
     """A new, uninitialised instance of the silent subclass of ``cls`` (for ``__new__``).
 
     Its ``get_logdir()`` returns the logdir it was constructed with and its ``sink`` is a
-    :class:`NullSink`; every other public method and property returns None.
+    :class:`NullSink`; the members a :class:`RankGated` class lists in ``_silent_members()``
+    return what they define (values of the types the real ones return); every other public
+    method and property returns None.
     """
     silent = _SILENT_TYPES.get(cls)
     if silent is None:
-        overrides = {
+        overrides: dict[str, Any] = {
             "__init__": _silent_init,
             "get_logdir": lambda self: self._silent_logdir,
             "sink": property(lambda self: NullSink()),
         }
+        members = getattr(cls, "_silent_members", None)
+        if members is not None:
+            overrides.update(members())
         silent = _SILENT_TYPES[cls] = silent_type(cls, overrides)
     return object.__new__(silent)
+
+
+_RANK_POSITIONS: dict[type, tuple[int, int]] = {}
+
+
+def _rank_arguments(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """``rank`` and ``ranks`` as passed to ``cls(...)``, by keyword or by position."""
+    rank, ranks = kwargs.get("rank"), kwargs.get("ranks")
+    if args:
+        positions = _RANK_POSITIONS.get(cls)
+        if positions is None:
+            names = [
+                p.name
+                for p in list(inspect.signature(cls).parameters.values())
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            ]
+            absent = sys.maxsize  # keyword-only or not a parameter: never positional
+            positions = (
+                names.index("rank") if "rank" in names else absent,
+                names.index("ranks") if "ranks" in names else absent,
+            )
+            _RANK_POSITIONS[cls] = positions
+        if positions[0] < len(args):
+            rank = args[positions[0]]
+        if positions[1] < len(args):
+            ranks = args[positions[1]]
+    return rank, ranks
+
+
+class RankGated:
+    """Base of the writer classes whose constructor takes ``rank=`` and ``ranks=``.
+
+    ``cls(...)`` detects the rank once: on a rank that writes nothing it returns a silent instance
+    (see :func:`silent_instance`; ``__init__`` only records the logdir), otherwise a real one whose
+    ``__init__`` gets the chosen sub-run from :meth:`_rank_run`.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # A rank that does not write gets a silent writer: no validation, no file, no cost.
+        rank, ranks = _rank_arguments(cls, args, kwargs)
+        run = rank_run(rank, ranks)
+        if run is None:
+            return silent_instance(cls)
+        self = super().__new__(cls)
+        self.__dict__["_gated_run"] = run
+        return self
+
+    def _rank_run(self, rank: Any, ranks: Any) -> str:
+        """The sub-run this process writes (``""``: the logdir itself), as ``__new__`` chose it;
+        detected here only for an instance made without ``cls(...)`` (e.g. unpickled)."""
+        run: str | None = self.__dict__.pop("_gated_run", None)
+        if run is None:
+            run = rank_run(rank, ranks) or ""
+        return run

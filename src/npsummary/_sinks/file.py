@@ -43,21 +43,17 @@ from __future__ import annotations
 import os
 import weakref
 
-from .base import (
-    DEFAULT_FLUSH_SECS,
-    DEFAULT_MAX_PENDING_BYTES,
-    DEFAULT_MAX_QUEUE,
-    check_run_name,
-)
+from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_QUEUE
 from .eventfile import SOURCE_WRITER as SOURCE_WRITER
 from .eventfile import EventFile
 from .eventfile import hostname as hostname
 from .flusher import FLUSHER, busy, run_deferred_signal
+from .threaded import ThreadedSink
 
 __all__ = ["FileSink"]
 
 
-class FileSink:
+class FileSink(ThreadedSink):
     """An :class:`EventSink` appending to a new event file in ``directory``.
 
     Thread-safe. Calls made by a signal handler or a finalizer that interrupted its own thread
@@ -89,7 +85,7 @@ class FileSink:
                 f"filename_suffix must not contain a path separator or NUL, got {filename_suffix!r}"
             )
         self._options = (filename_suffix, flush_secs, max_queue, max_pending_bytes)
-        self._state = EventFile(
+        self._state: EventFile = EventFile(
             os.fspath(directory), filename_suffix, flush_secs, max_queue, max_pending_bytes
         )
         FLUSHER.register(self._state)
@@ -97,7 +93,7 @@ class FileSink:
         # wherever the garbage collector does, so it only enqueues (no lock, no I/O).
         self._finalizer = weakref.finalize(self, FLUSHER.retire, self._state)
         self._finalizer.atexit = False  # at exit the pending records are written anyway
-        self._children: dict[str, FileSink] = {}
+        self._init_children()
 
     @property
     def path(self) -> str:
@@ -144,72 +140,20 @@ class FileSink:
         if wake:
             FLUSHER.wake()
 
-    def flush(self) -> None:
-        """Write and fsync this file and its sub-runs; a failure in one does not stop the others,
-        and the first error is raised after all were tried."""
-        if busy.depth:  # re-entered: the background thread writes as soon as this thread can
-            FLUSHER.wake()
-            return
+    def _flush_state(self) -> None:
         state = self._state
-        errors: list[OSError] = []
         if not state.closing:
-            try:
-                if state.fd < 0:
-                    state.reopen_after_fork()
-                state.drain(fsync=True)
-                state.raise_error()
-            except OSError as exc:
-                errors.append(exc)
-        for child in list(self._children.values()):
-            try:
-                child.flush()
-            except OSError as exc:
-                errors.append(exc)
-        if errors:
-            raise errors[0]
+            if state.fd < 0:
+                state.reopen_after_fork()
+            state.drain(fsync=True)
+            state.raise_error()
 
-    def close(self) -> None:
-        """Flush and close this file and its sub-runs (all of them, even if one fails), then raise
-        the first error. Idempotent. A ``write`` that returned before ``close`` returns is in the
-        file; a later one raises ``ValueError``."""
-        errors: list[OSError] = []
-        for child in list(self._children.values()):
-            try:
-                child.close()
-            except OSError as exc:
-                errors.append(exc)
-        state = self._state
-        self._finalizer.detach()
-        if busy.depth:  # re-entered: refuse further writes now, write and close in background
-            state.closing = True
-            FLUSHER.retire(state)
-        elif not state.closed:
-            state.close()
-            try:
-                state.raise_error()
-            except OSError as exc:
-                errors.append(exc)
-        if errors:
-            raise errors[0]
-
-    def child(self, name: str) -> FileSink:
-        sink = self._children.get(name)
-        if sink is not None:
-            return sink
-        check_run_name(name)
-        # Locked: two threads logging a new sub-run at once must share one file, or records of
-        # the loser would miss flush() and close().
-        with self._state.children_lock:
-            sink = self._children.get(name)
-            if sink is not None:
-                return sink
-            suffix, flush_secs, max_queue, max_pending_bytes = self._options
-            sink = FileSink(
-                os.path.join(self._state.directory, name),
-                suffix,
-                flush_secs=flush_secs,
-                max_queue=max_queue,
-                max_pending_bytes=max_pending_bytes,
-            )
-            self._children[name] = sink
-        return sink
+    def _new_child(self, name: str) -> FileSink:
+        suffix, flush_secs, max_queue, max_pending_bytes = self._options
+        return FileSink(
+            os.path.join(self._state.directory, name),
+            suffix,
+            flush_secs=flush_secs,
+            max_queue=max_queue,
+            max_pending_bytes=max_pending_bytes,
+        )

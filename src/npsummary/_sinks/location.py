@@ -7,9 +7,11 @@ gets is :func:`npsummary._sinks.open_url.open_url_sink`.
 
 from __future__ import annotations
 
+import errno
+import inspect
 from typing import Any
 
-__all__ = ["Location"]
+__all__ = ["Location", "protocols_of"]
 
 #: Filesystems without directories: writing an object creates its "folder".
 _OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"})
@@ -41,6 +43,24 @@ def _resolve(url: str) -> tuple[Any, str]:
     return fs, str(path).rstrip("/")
 
 
+def protocols_of(fs: Any) -> tuple[str, ...]:
+    """The protocol names of an fsspec filesystem: ``protocol`` is a str, a tuple, or (in older
+    s3fs releases) a list."""
+    protocol = fs.protocol
+    if isinstance(protocol, str):
+        return (protocol,)
+    return tuple(str(p) for p in protocol)
+
+
+def _can_create_exclusively(fs: Any) -> bool:
+    """Whether ``fs.pipe_file`` takes ``mode="create"`` (fsspec 2024.12 and later: an atomic
+    conditional put where the store offers one, e.g. S3's If-None-Match)."""
+    try:
+        return "mode" in inspect.signature(fs.pipe_file).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 class Location:
     """A run directory on an fsspec filesystem: the one ``url`` names (resolved again in a forked
     child, whose parent's connections are not its own), or ``fs`` as given."""
@@ -54,9 +74,9 @@ class Location:
             path = str(fs._strip_protocol(self.url)).rstrip("/")
         self._fs: Any = fs
         self._path = path
-        protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
-        self._needs_dirs = not _OBJECT_STORES.intersection(protocols)
+        self._needs_dirs = not _OBJECT_STORES.intersection(protocols_of(fs))
         self._dir_made = False
+        self._exclusive: bool | None = None
 
     def child(self, name: str) -> Location:
         return Location(f"{self.url}/{name}", self._fs, f"{self._path}/{name}", given=self._given)
@@ -64,16 +84,77 @@ class Location:
     def url_of(self, name: str) -> str:
         return f"{self.url}/{name}"
 
-    def put(self, name: str, data: bytes) -> None:
+    def _filesystem(self) -> Any:
         fs = self._fs
         if fs is None:  # a forked child
             fs, self._path = _resolve(self.url)
             self._fs = fs
+        return fs
+
+    def replace(self, name: str, data: bytes) -> None:
+        """Write the object ``name`` holding ``data``, replacing this run's earlier version
+        (a projector file logged again at the same step and tag)."""
+        fs = self._filesystem()
         if self._needs_dirs and not self._dir_made:
             fs.makedirs(self._path, exist_ok=True)
             self._dir_made = True
         fs.pipe_file(f"{self._path}/{name}", data)
 
+    def read(self, name: str) -> bytes | None:
+        """The bytes of the object ``name``, or None if there is none."""
+        try:
+            return bytes(self._filesystem().cat_file(f"{self._path}/{name}"))
+        except FileNotFoundError:
+            return None
+
+    def names(self) -> list[str]:
+        """The names of the objects directly in this directory, sorted ([] if it is missing)."""
+        fs = self._filesystem()
+        try:
+            entries = fs.ls(self._path, detail=True)
+        except FileNotFoundError:
+            return []
+        return sorted(
+            str(e["name"]).rstrip("/").rsplit("/", 1)[-1]
+            for e in entries
+            if e.get("type") != "directory"
+        )
+
+    def put(self, name: str, data: bytes) -> None:
+        """Create the object ``name`` holding ``data``; never replace another one.
+
+        Raises:
+          FileExistsError: an object of that name with other bytes exists (it is left as is).
+        """
+        fs = self._filesystem()
+        if self._needs_dirs and not self._dir_made:
+            fs.makedirs(self._path, exist_ok=True)
+            self._dir_made = True
+        path = f"{self._path}/{name}"
+        if self._exclusive is None:
+            self._exclusive = _can_create_exclusively(fs)
+        try:
+            if self._exclusive:
+                fs.pipe_file(path, data, mode="create")
+            elif fs.exists(path):  # no conditional put: check (not atomic, names are unique)
+                raise FileExistsError(errno.EEXIST, "exists")
+            else:
+                fs.pipe_file(path, data)
+        except FileExistsError:
+            if _holds(fs, path, data):
+                return  # our own earlier attempt, whose answer was lost: already uploaded
+            raise FileExistsError(
+                errno.EEXIST,
+                f"{self.url_of(name)} already exists: another writer's object, not replaced",
+            ) from None
+
     def reset_after_fork(self) -> None:
         if not self._given:
             self._fs = None
+
+
+def _holds(fs: Any, path: str, data: bytes) -> bool:
+    try:
+        return int(fs.size(path)) == len(data) and bytes(fs.cat_file(path)) == data
+    except (OSError, ValueError):
+        return False

@@ -1,8 +1,28 @@
-"""The projector's files on disk: the thin I/O layer under ``add_embedding``.
+"""The projector's files: the thin I/O layer under ``add_embedding``, for a local logdir and for a
+URL logdir alike.
 
-Every file is written to a temporary name in its directory and renamed into place, so a reader
-(or a crash) never sees half a file; ``projector_config.pbtxt`` is re-read and extended, so
-embeddings logged earlier, by this writer or another, are kept.
+Every file of one embedding goes under ``<logdir>/<subdir>/`` through the run's own location: a
+local directory (also for ``file://`` URLs), or the fsspec location of the URL (``s3://``,
+``memory://``, chained URLs). A path is never built by joining a URL to the working directory.
+
+``projector_config.pbtxt`` lists every embedding of the run and is only ever extended, safely
+across processes:
+
+* Local logdirs: each update holds an OS lock (``fcntl.flock`` on
+  ``<logdir>/.projector_config.lock``; ``msvcrt.locking`` on Windows) while it re-reads the file,
+  adds its block and renames a complete new file into place. Writers of any process on one host,
+  or on a shared file system that honours ``flock``, never lose an entry.
+* URL logdirs (object stores have neither locks nor renames): each embedding first stores its
+  block as an object of its own, ``projector_config.d/<unique>.pbtxt``, which is never
+  overwritten; then the writer re-reads the config and the blocks, writes the config with every
+  block it lacks, and repeats until a re-read finds none missing. Whichever writer writes last has
+  checked, after its write, that every block stored before its check is in; a block stored later
+  is added by its own writer. The config may miss a block only while that block's writer is
+  inside ``add_embedding``; with stores that are not strongly consistent in listing (not S3,
+  GCS or Azure today) that window lasts as long as the store's delay.
+
+Every local file is written to a temporary name in its directory and renamed into place, so a
+reader (or a crash) never sees half a file.
 """
 
 from __future__ import annotations
@@ -10,15 +30,52 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
-__all__ = ["CONFIG_NAME", "append_config", "write_file"]
+from .._common.urls import is_url, local_path
+from .location import Location
+
+__all__ = ["CONFIG_NAME", "FRAGMENTS_NAME", "append_config", "save_embedding", "write_file"]
 
 CONFIG_NAME = "projector_config.pbtxt"
+#: Folder of a URL logdir holding one config block per embedding (see the module docstring).
+FRAGMENTS_NAME = "projector_config.d"
+_LOCK_NAME = ".projector_config.lock"
+#: Rounds of re-reading a remote config before giving up (only reached while other writers keep
+#: adding embeddings to the same run at a high rate).
+_REMOTE_ROUNDS = 50
 
-# Writers of one process append to a config file one at a time (read, extend, rename).
+# Threads of one process take turns (flock alone would serialize them too, per open file).
 _CONFIG_LOCK = threading.Lock()
+
+
+def save_embedding(
+    logdir: str, subdir: str, files: list[tuple[str, Iterable[bytes]]], block: str
+) -> None:
+    """Write ``files`` (``name -> chunks``) into ``<logdir>/<subdir>`` and add ``block`` to the
+    run's ``projector_config.pbtxt``.
+
+    Args:
+      logdir: the run directory: a local path or a URL.
+      subdir: ``/``-separated components, each one safe (``step_dir``/``encode_tag``).
+    """
+    local = local_path(logdir) if is_url(logdir) else logdir
+    if local is not None:
+        directory = os.path.join(local, *subdir.split("/"))
+        os.makedirs(directory, exist_ok=True)
+        for name, chunks in files:
+            write_file(os.path.join(directory, name), chunks)
+        append_config(local, block)
+        return
+    run = Location(logdir)
+    target = run
+    for part in subdir.split("/"):
+        target = target.child(part)
+    for name, chunks in files:
+        target.replace(name, b"".join(chunks))
+    _append_remote_config(run, block)
 
 
 def write_file(path: str, chunks: Iterable[bytes]) -> None:
@@ -48,20 +105,103 @@ def write_file(path: str, chunks: Iterable[bytes]) -> None:
 
 
 def append_config(logdir: str, block: str) -> None:
-    """Add ``block`` to ``<logdir>/projector_config.pbtxt`` unless it is there already."""
+    """Add ``block`` to ``<logdir>/projector_config.pbtxt`` unless it is there already, holding
+    the process lock and the OS lock of the logdir."""
     path = os.path.join(logdir, CONFIG_NAME)
-    with _CONFIG_LOCK:
+    with _CONFIG_LOCK, _os_lock(os.path.join(logdir, _LOCK_NAME)):
         _append(path, block)
 
 
-def _append(path: str, block: str) -> None:
+@contextlib.contextmanager
+def _os_lock(path: str) -> Iterator[None]:
+    """An exclusive OS lock on ``path`` (created if missing, never through a link)."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags, 0o666)
     try:
-        with open(path, encoding="utf-8") as handle:
-            current = handle.read()
-    except FileNotFoundError:
-        current = ""
+        if sys.platform == "win32":
+            import msvcrt
+
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # retries for 10 s, then OSError
+            try:
+                yield
+            finally:
+                os.lseek(fd, 0, os.SEEK_SET)
+                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _append(path: str, block: str) -> None:
+    current = _read_unless_link(path)
     if block in current:
         return
+    write_file(path, [_extended(current, [block]).encode("utf-8")])
+
+
+def _read_unless_link(path: str) -> str:
+    """The text of ``path``; "" if it is missing or a link (never followed: the new config is
+    renamed over the link itself)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        if os.path.islink(path):  # ELOOP (or EMLINK on some BSDs)
+            return ""
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read().decode("utf-8", errors="replace")
+
+
+def _extended(current: str, blocks: list[str]) -> str:
+    missing = [b for b in dict.fromkeys(blocks) if b not in current]
     if current and not current.endswith("\n"):
         current += "\n"
-    write_file(path, [(current + block).encode("utf-8")])
+    return current + "".join(missing)
+
+
+# Blocks already read, by fragment URL: fragments are never rewritten, so each is read once per
+# process (bounded by the number of embeddings logged to the runs this process writes).
+_FRAGMENTS: dict[str, str] = {}
+
+
+def _fragment(fragments: Location, name: str) -> str | None:
+    url = fragments.url_of(name)
+    text = _FRAGMENTS.get(url)
+    if text is None:
+        data = fragments.read(name)
+        if data is None:
+            return None
+        text = _FRAGMENTS[url] = data.decode("utf-8", errors="replace")
+    return text
+
+
+def _append_remote_config(run: Location, block: str) -> None:
+    fragments = run.child(FRAGMENTS_NAME)
+    encoded = block.encode("utf-8")
+    fragments.put(f"{secrets.token_hex(16)}.pbtxt", encoded)
+    for _ in range(_REMOTE_ROUNDS):
+        blocks = [
+            block_text
+            for name in fragments.names()
+            if name.endswith(".pbtxt") and (block_text := _fragment(fragments, name)) is not None
+        ]
+        if block not in blocks:  # listing lags behind our own write: use what we know
+            blocks.append(block)
+        current = (run.read(CONFIG_NAME) or b"").decode("utf-8")
+        if all(b in current for b in blocks):
+            return
+        run.replace(CONFIG_NAME, _extended(current, blocks).encode("utf-8"))
+    raise OSError(
+        f"{run.url_of(CONFIG_NAME)}: other writers kept changing it; the embedding's files and "
+        f"its block in {FRAGMENTS_NAME}/ are stored, the config misses it for now"
+    )

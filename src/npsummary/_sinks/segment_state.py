@@ -7,6 +7,7 @@ See :mod:`npsummary._sinks.segments` for the naming, upload and retry rules.
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from collections import deque
 
@@ -85,15 +86,20 @@ class SegmentState(PendingState):
         self.open_bytes = 0  # framed size of the open records (``pending``)
         self.uploaded_bytes = 0
         self.uploaded_objects = 0
+        self.uploaded_names: list[str] = []  # for export_scalars_to_json (names are short)
         self.path = location.url
         self.stem = ""
         self.seq = 0
 
     def start(self) -> None:
-        """Name this writer's segments (again after fork)."""
+        """Name this writer's segments (again after fork, or after a name collision).
+
+        PIDs repeat across containers on one host, so a random part makes the names unique
+        without them; the counter before it keeps a restarted stem sorting after the old one.
+        """
         self.stem = (
             f"events.out.tfevents.{int(time.time()):010d}.{hostname()}.{os.getpid()}."
-            f"{_next_counter():04d}"
+            f"{_next_counter():04d}.{secrets.token_hex(8)}"
         )
         self.seq = 0
 
@@ -151,6 +157,7 @@ class SegmentState(PendingState):
                 run_deferred_signal()
 
     def _upload_sealed(self) -> None:
+        renamed = False
         while True:
             with self.lock:
                 if not self.sealed:
@@ -159,6 +166,14 @@ class SegmentState(PendingState):
             try:
                 data = segment.encode()
                 self.location.put(segment.name, data)
+            except FileExistsError as exc:  # another writer's object: never replaced
+                with self.lock:
+                    self._rename_sealed()
+                    if not renamed:
+                        renamed = True
+                        continue
+                    self.record_failure(exc, self.location.url_of(segment.name))
+                return
             except Exception as exc:  # any backend failure: keep the segment, retry later
                 with self.lock:
                     self.record_failure(exc, self.location.url_of(segment.name))
@@ -168,6 +183,15 @@ class SegmentState(PendingState):
                 self.record_success(segment.payload_bytes)
                 self.uploaded_bytes += len(data)
                 self.uploaded_objects += 1
+                self.uploaded_names.append(segment.name)
+
+    def _rename_sealed(self) -> None:
+        """Give the segments not yet uploaded new names under a new stem (holding ``lock``); the
+        next attempt uploads them there, after this run's earlier segments in name order."""
+        self.start()
+        for segment in self.sealed:
+            segment.name = f"{self.stem}.{self.seq:08d}{self.suffix}"
+            self.seq += 1
 
     def give_up(self) -> None:
         b = busy
@@ -202,6 +226,7 @@ class SegmentState(PendingState):
     def reset_after_fork(self) -> None:
         super().reset_after_fork()
         self.sealed = deque()
+        self.uploaded_names = []
         self.open_bytes = 0
         self.path = self.location.url
         self.stem = ""

@@ -3,7 +3,7 @@
 Each segment is a complete event file (``file_version`` record first), uploaded once and never
 rewritten, named
 
-    ``events.out.tfevents.{time:010d}.{host}.{pid}.{counter:04d}.{seq:08d}{suffix}``
+    ``events.out.tfevents.{time:010d}.{host}.{pid}.{counter:04d}.{random:016x}.{seq:08d}{suffix}``
 
 so that a run's names sort in write order (TensorBoard reads a run's files in name order and never
 returns to an earlier one; segments are therefore also uploaded strictly in order).
@@ -16,11 +16,16 @@ returns to an earlier one; segments are therefore also uploaded strictly in orde
   when the open records reach ``segment_bytes`` or ``flush_secs`` after the first of them,
   whichever comes first; :meth:`SegmentSink.flush` uploads the open records at once. Bytes
   uploaded are the event bytes plus one ~50-byte header per segment, at any run length.
+* Names are unique without relying on PIDs (containers on one host share them): the random part
+  is drawn for each writer (again after ``fork()``). An upload never replaces an existing object:
+  it is a conditional put where fsspec offers one (``pipe_file(mode="create")``), else a check
+  first. If the name is taken by other bytes, this writer's waiting segments get a new stem
+  (sorting after its earlier ones) and are uploaded under it.
 * A failed upload is retried with the same name and the same bytes (a retry after a lost response
-  overwrites, never duplicates), with exponential backoff in the background and at every
-  ``flush()``. Segments wait, in order, up to ``max_pending_bytes``; beyond it new records are
-  dropped and counted. The error is raised by the next ``write``, ``flush`` or ``close`` as
-  :class:`EventWriteError` naming the object's URL.
+  finds its own object and counts it as uploaded, never duplicates), with exponential backoff in
+  the background and at every ``flush()``. Segments wait, in order, up to
+  ``max_pending_bytes``; beyond it new records are dropped and counted. The error is raised by
+  the next ``write``, ``flush`` or ``close`` as :class:`EventWriteError` naming the object's URL.
 * Open records are uploaded at interpreter exit. After ``fork()`` a child starts segments of its
   own on first use.
 """
@@ -32,15 +37,16 @@ import weakref
 from typing import Any
 
 from .._common.errors import EventWriteError
-from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_PENDING_BYTES, check_run_name
+from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_PENDING_BYTES
 from .flusher import busy, run_deferred_signal
 from .location import Location
 from .segment_state import DEFAULT_SEGMENT_BYTES, FRAMING, UPLOADER, SegmentState
+from .threaded import ThreadedSink
 
 __all__ = ["DEFAULT_SEGMENT_BYTES", "SegmentSink"]
 
 
-class SegmentSink:
+class SegmentSink(ThreadedSink):
     """An :class:`EventSink` writing a run to a URL as a sequence of segment files.
 
     Args:
@@ -84,9 +90,11 @@ class SegmentSink:
     def _setup(self, location: Location, options: tuple[str, float, int, int]) -> None:
         suffix, flush_secs, segment_bytes, max_pending_bytes = options
         self._options = options
-        self._state = SegmentState(location, suffix, flush_secs, segment_bytes, max_pending_bytes)
+        self._state: SegmentState = SegmentState(
+            location, suffix, flush_secs, segment_bytes, max_pending_bytes
+        )
         self._state.start()
-        self._children: dict[str, SegmentSink] = {}
+        self._init_children()
         UPLOADER.register(self._state)
         # Only enqueues: a finalizer runs wherever the GC does and must take no lock (_flusher).
         self._finalizer = weakref.finalize(self, UPLOADER.retire, self._state)
@@ -120,6 +128,21 @@ class SegmentSink:
     def uploaded_objects(self) -> int:
         """Segments uploaded so far by this sink (sub-runs not included)."""
         return self._state.uploaded_objects
+
+    def uploaded_segments(self) -> list[str]:
+        """Names of the segments this sink uploaded so far, in order (sub-runs not included)."""
+        return list(self._state.uploaded_names)
+
+    def read_segment(self, name: str) -> bytes:
+        """The bytes of the segment ``name`` of this run, as stored.
+
+        Raises:
+          FileNotFoundError: no such object (e.g. removed from the store).
+        """
+        data = self._state.location.read(name)
+        if data is None:
+            raise FileNotFoundError(self._state.location.url_of(name))
+        return data
 
     def write(self, payload: bytes) -> None:
         """Queue one serialized event.
@@ -171,69 +194,8 @@ class SegmentSink:
                 run_deferred_signal()
         UPLOADER.register(state)
 
-    def flush(self) -> None:
-        """Upload the open records of this run and its sub-runs now; every sub-run is tried, then
-        the first error is raised.
-
-        Called re-entrantly (by a signal handler or finalizer that interrupted this thread inside
-        npsummary), it only wakes the background thread, which uploads at the records' deadline.
-        """
-        if busy.depth:
-            UPLOADER.wake()
-            return
-        state = self._state
-        errors: list[OSError] = []
-        if not state.closed:
-            try:
-                state.drain(fsync=True)
-                state.raise_error()
-            except OSError as exc:
-                errors.append(exc)
-        for child in list(self._children.values()):
-            try:
-                child.flush()
-            except OSError as exc:
-                errors.append(exc)
-        if errors:
-            raise errors[0]
-
-    def close(self) -> None:
-        """Upload what is open and stop (sub-runs too, even if one fails), then raise the first
-        error. Idempotent. Called re-entrantly, it refuses further writes at once and hands the
-        upload and the close to the background thread."""
-        errors: list[OSError] = []
-        for child in list(self._children.values()):
-            try:
-                child.close()
-            except OSError as exc:
-                errors.append(exc)
-        state = self._state
-        if busy.depth:
-            state.closing = True
-            self._finalizer.detach()
-            UPLOADER.retire(state)
-        elif not state.closed:
-            state.close()
-            self._finalizer.detach()
-            try:
-                state.raise_error()
-            except OSError as exc:
-                errors.append(exc)
-        if errors:
-            raise errors[0]
-
-    def child(self, name: str) -> SegmentSink:
-        sink = self._children.get(name)
-        if sink is not None:
-            return sink
-        check_run_name(name)
-        # The state's re-entrant lock: a signal handler creating a sub-run while its thread
-        # creates another passes (the worst outcome is a second sink for one name, see _pending).
-        with self._state.children_lock:
-            sink = self._children.get(name)
-            if sink is None:
-                # A sub-run's first segment carries its header: no upload in a logging call.
-                sink = SegmentSink.__new__(SegmentSink)
-                sink._setup(self._state.location.child(name), self._options)
-                self._children[name] = sink
+    def _new_child(self, name: str) -> SegmentSink:
+        # A sub-run's first segment carries its header: no upload in a logging call.
+        sink = SegmentSink.__new__(SegmentSink)
+        sink._setup(self._state.location.child(name), self._options)
         return sink

@@ -11,9 +11,15 @@ tab-separated row per point) and ``sprite.png`` (the label images tiled in a squ
 Tags are encoded as the anchors do (``%`` -> ``%25``, ``/`` -> ``%2f``, ``\\`` -> ``%5c``), and
 further so that no tag can leave the logdir: ``.``/``..`` and NUL are %-encoded, and a name
 longer than 200 bytes is shortened with a hash. Tabs and newlines inside labels would break the
-TSV, so they become spaces. Label images must be square (the projector requires it) with C = 1
-or 3 (or 4, alpha dropped); floats are scaled by 255, clipped and truncated as the anchors do,
-uint8 is kept (the anchors multiply it by 255 too, turning every non-zero pixel white).
+TSV, so they become spaces. TensorBoard's projector skips a metadata line that is empty or
+whitespace only (JavaScript's ``trim()``), which would shift every later label onto the wrong
+point: such a line gets an invisible U+200B ZERO WIDTH SPACE after its first cell, so it is kept
+and still looks blank; and one-column metadata has no header line (the projector reads a first
+line as a header only if it has a tab; it names the single column "label").
+
+Label images must be square (the projector requires it) with C = 1 or 3 (or 4, alpha dropped);
+floats are scaled by 255, clipped and truncated as the anchors do, uint8 is kept (the anchors
+multiply it by 255 too, turning every non-zero pixel white).
 
 Format notes: docs/FORMAT.md §4.11.
 """
@@ -75,6 +81,25 @@ def tensors_tsv(mat: np.ndarray) -> Iterator[bytes]:
         yield "".join("\t".join(map(str, row)) + "\n" for row in rows).encode("utf-8")
 
 
+# What JavaScript's String.prototype.trim() removes: the projector skips a metadata line that
+# trims to nothing, which would shift every later label onto the wrong point.
+_JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+#: Appended to a metadata line that would be blank: invisible, and not whitespace to trim().
+BLANK_MARK = "\u200b"
+
+
+def _line(cells: list[str]) -> str:
+    """One metadata line the projector keeps: a line that would trim to nothing (every cell
+    empty or whitespace) gets :data:`BLANK_MARK` after its first cell."""
+    line = "\t".join(cells)
+    if line.strip(_JS_WHITESPACE):
+        return line
+    return "\t".join([cells[0] + BLANK_MARK, *cells[1:]])
+
+
 def _cell(value: Any, tag: str, name: str) -> str:
     """One TSV cell: the value's text on one line, UTF-8 encodable."""
     try:
@@ -125,9 +150,16 @@ def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
     if len(metadata) != count:
         raise ValueError(f"{tag!r}: metadata has {len(metadata)} entries but mat has {count} rows")
     columns = _header(tag, header)
+    if len(columns) == 1:
+        # The projector takes a first line as a header only if it has a tab: one column has no
+        # header line (its column is called "label"), or the name would become point 0's label.
+        metadata = [_single(tag, index, row) for index, row in enumerate(metadata)]
+        columns = []
     if not columns:
-        return "".join(_cell(item, tag, "metadata") + "\n" for item in metadata).encode("utf-8")
-    lines = ["\t".join(columns)]
+        return "".join(_line([_cell(item, tag, "metadata")]) + "\n" for item in metadata).encode(
+            "utf-8"
+        )
+    lines = [_line(columns)]
     for index, row in enumerate(metadata):
         if (
             isinstance(row, (str, bytes))
@@ -138,8 +170,18 @@ def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
                 f"{tag!r}: with metadata_header of {len(columns)} columns, each metadata entry "
                 f"must be a list of {len(columns)} values; entry {index} is {row!r}"
             )
-        lines.append("\t".join(_cell(item, tag, "metadata") for item in row))
+        lines.append(_line([_cell(item, tag, "metadata") for item in row]))
     return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _single(tag: str, index: int, row: Any) -> Any:
+    """The value of a one-column row (``[value]``), checked as for several columns."""
+    if isinstance(row, (str, bytes)) or not isinstance(row, Sequence) or len(row) != 1:
+        raise ValueError(
+            f"{tag!r}: with metadata_header of 1 columns, each metadata entry must be a list of "
+            f"1 values; entry {index} is {row!r}"
+        )
+    return row[0]
 
 
 def _tiles(tag: str, label_img: Any, count: int) -> np.ndarray:

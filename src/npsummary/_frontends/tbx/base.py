@@ -15,7 +15,7 @@ from typing import Any
 from ..._common.convert import INT64_MAX, INT64_MIN, check_tag, to_step, to_walltime
 from ..._common.types import StepLike
 from ..._core.event_writer import EventWriter, LogdirTarget, SinkOptions, WriterHandle
-from ..._core.ranks import rank_run, silent_instance
+from ..._core.ranks import RankGated
 from ..._sinks.base import EventSink, NullSink
 from ..._sinks.eventfile import hostname
 from .file_writer import MetadataDefaults
@@ -30,7 +30,7 @@ def _default_logdir(comment: str) -> str:
     return os.path.join("runs", f"{stamp}_{hostname()}{comment}")
 
 
-class TbxWriterBase(WriterHandle):
+class TbxWriterBase(RankGated, WriterHandle):
     """Logdir, options, default step and lazy (re)opening shared by every ``add_*`` method."""
 
     _target: LogdirTarget
@@ -41,11 +41,12 @@ class TbxWriterBase(WriterHandle):
     _write_to_disk: bool
     _meta: MetadataDefaults
 
-    def __new__(cls, *args: Any, rank: Any = None, ranks: Any = None, **kwargs: Any) -> Any:
-        # A rank that does not write gets a silent writer: no validation, no file, no cost.
-        if rank_run(rank, ranks) is None:
-            return silent_instance(cls)
-        return super().__new__(cls)
+    @classmethod
+    def _silent_members(cls) -> dict[str, Any]:
+        """What the silent writer of a rank that writes nothing returns (see ``_core.ranks``)."""
+        from .silent import silent_members
+
+        return silent_members(cls)
 
     def _setup(
         self,

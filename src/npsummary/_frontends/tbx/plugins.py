@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..._common.convert import check_tag
@@ -304,17 +304,18 @@ class PluginMethods(TbxWriterBase):
         if not logdir:
             raise ValueError(f"{tag!r}: add_embedding writes files and needs a logdir on disk")
         subdir = f"{embedding.step_dir(step)}/{embedding.encode_tag(tag)}"
-        directory = os.path.join(logdir, *subdir.split("/"))
-        os.makedirs(directory, exist_ok=True)
+        files: list[tuple[str, Iterable[bytes]]] = []
         if labels is not None:
-            _projector.write_file(os.path.join(directory, "metadata.tsv"), [labels])
+            files.append(("metadata.tsv", [labels]))
         if sprite is not None:
-            _projector.write_file(os.path.join(directory, "sprite.png"), [encode_png(sprite[0])])
-        _projector.write_file(os.path.join(directory, "tensors.tsv"), embedding.tensors_tsv(matrix))
+            files.append(("sprite.png", [encode_png(sprite[0])]))
+        files.append(("tensors.tsv", embedding.tensors_tsv(matrix)))
         block = embedding.embedding_block(
             tag, step, subdir, labels is not None, None if sprite is None else sprite[1]
         )
-        _projector.append_config(logdir, block)
+        # Through the run's location (a local directory or the URL's filesystem), never a path
+        # joined to the working directory.
+        _projector.save_embedding(logdir, subdir, files, block)
 
     def _step_of(self, tag: str, global_step: Any) -> int:
         return self._resolve(tag, global_step, 0.0)[1]

@@ -8,12 +8,15 @@ the previous export, as tensorboardX's does (it empties its dict after an export
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import struct
 from typing import Any
 
 from ..._format.record import read_records
+from ..._sinks.base import NullSink
+from ..._sinks.projector import write_file
 
 __all__ = ["export_scalars", "scalar_of"]
 
@@ -54,6 +57,15 @@ def _scalars(payloads: Any, key: str | None, out: dict[str, list[list[float]]]) 
 
 def _new_payloads(sink: Any, offsets: dict[str, int]) -> list[bytes]:
     """Records of ``sink`` that the last export did not read."""
+    segments = getattr(sink, "uploaded_segments", None)
+    if segments is not None:  # a URL logdir (a SegmentSink): read back its uploaded segments
+        names = segments()
+        start = offsets.get(sink.url, 0)
+        offsets[sink.url] = len(names)
+        payloads: list[bytes] = []
+        for name in names[start:]:
+            payloads.extend(read_records(io.BytesIO(sink.read_segment(name))))
+        return payloads
     path = getattr(sink, "path", None)
     if isinstance(path, str) and path:
         start = offsets.get(path, 0)
@@ -62,20 +74,33 @@ def _new_payloads(sink: Any, offsets: dict[str, int]) -> list[bytes]:
             payloads = list(read_records(stream))
             offsets[path] = stream.tell()
         return payloads
-    recorded = list(getattr(sink, "payloads", []))  # a MemorySink
+    if isinstance(sink, NullSink):  # write_to_disk=False: nothing was kept
+        return []
+    if not hasattr(sink, "payloads"):
+        raise ValueError(
+            f"export_scalars_to_json cannot read back events written to a {type(sink).__name__}"
+        )
+    recorded = list(sink.payloads)  # a MemorySink
     start = offsets.get(str(id(sink)), 0)
     offsets[str(id(sink))] = len(recorded)
     return recorded[start:]
 
 
 def export_scalars(writer: Any, path: str | os.PathLike[str]) -> None:
-    """See ``SummaryWriter.export_scalars_to_json``."""
+    """See ``SummaryWriter.export_scalars_to_json``.
+
+    The writer's runs may be local files, segments on a URL or a ``MemorySink``; a sink of any
+    other kind (a user's own) cannot be read back and raises ``ValueError``.
+    """
     offsets: dict[str, int] = writer.__dict__.setdefault("_export_offsets", {})
     writer.flush()
     event_writer = writer._get_writer()
     out: dict[str, list[list[float]]] = {}
     _scalars(_new_payloads(event_writer.sink, offsets), None, out)
+    logdir = writer.logdir
     for run, child in list(event_writer.children.items()):
-        _scalars(_new_payloads(child.sink, offsets), os.path.join(writer.logdir, run), out)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(out, f)
+        key = f"{logdir.rstrip('/')}/{run}" if "://" in logdir else os.path.join(logdir, run)
+        _scalars(_new_payloads(child.sink, offsets), key, out)
+    # A complete new file renamed into place: a link at ``path`` is replaced, never followed,
+    # and a failure leaves the previous export as it was.
+    write_file(os.fspath(path), [json.dumps(out).encode("utf-8")])

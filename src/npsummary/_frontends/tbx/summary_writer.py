@@ -17,7 +17,7 @@ from ..._common.convert import (
 )
 from ..._common.types import ArrayLike, NonFinitePolicy, ScalarLike, StepLike
 from ..._core.event_writer import SinkOptions
-from ..._core.ranks import Ranks, rank_run
+from ..._core.ranks import Ranks
 from ..._sinks.base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink
 from ..._summaries.nonfinite import check_policy
 from .attributes import COMET_DISABLED, AttributeMethods, check_tbx_options
@@ -83,8 +83,8 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         options = SinkOptions.checked(
             max_queue=max_queue, flush_secs=flush_secs, filename_suffix=filename_suffix
         )
-        run = rank_run(rank, ranks)
-        self._setup(logdir, log_dir, comment, purge_step, options, run or "", to_disk)
+        run = self._rank_run(rank, ranks)
+        self._setup(logdir, log_dir, comment, purge_step, options, run, to_disk)
 
     # -- histograms and distributions ------------------------------------------------------------
 

@@ -11,14 +11,14 @@ from ..._common.errors import warn_user
 from ..._common.messages import check_event_size, parse_message, serialized_message
 from ..._common.types import StepLike
 from ..._core.event_writer import ClosingContext, EventWriter, LogdirTarget, SinkOptions
-from ..._core.ranks import Ranks, rank_run, silent_instance
+from ..._core.ranks import RankGated, Ranks
 from ..._sinks.base import DEFAULT_MAX_QUEUE, EventSink
 from ..context import v1_state
 
 __all__ = ["FileWriter"]
 
 
-class FileWriter(ClosingContext):
+class FileWriter(RankGated, ClosingContext):
     """``tf.compat.v1.summary.FileWriter``: writes ``Summary`` protos and events to a new event
     file in ``logdir``.
 
@@ -43,11 +43,6 @@ class FileWriter(ClosingContext):
     the sub-runs ``<logdir>/rank_<k>``.
     """
 
-    def __new__(cls, *args: Any, rank: Any = None, ranks: Any = None, **kwargs: Any) -> Any:
-        if rank_run(rank, ranks) is None:
-            return silent_instance(cls)
-        return super().__new__(cls)
-
     def __init__(
         self,
         logdir: str | os.PathLike[str] | EventSink,
@@ -61,7 +56,7 @@ class FileWriter(ClosingContext):
         rank: int | None = None,
         ranks: Ranks = None,
     ) -> None:
-        self._target = LogdirTarget(logdir, rank_run(rank, ranks) or "")
+        self._target = LogdirTarget(logdir, self._rank_run(rank, ranks))
         self._options = SinkOptions.checked(
             max_queue=max_queue, flush_secs=flush_secs, filename_suffix=filename_suffix
         )
