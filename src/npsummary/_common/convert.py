@@ -35,8 +35,10 @@ __all__ = [
     "check_choice",
     "check_flag",
     "check_int",
+    "check_numeric",
     "check_tag",
     "check_text",
+    "is_numeric",
     "real_dtype",
     "tagged",
     "to_duration",
@@ -246,9 +248,7 @@ def as_real_array(value: Any, tag: str, name: str) -> np.ndarray:
 def as_float64_array(value: Any, tag: str, name: str) -> np.ndarray:
     """:func:`as_real_array` as float64; elements that are no real numbers (strings, dates)
     are a ``TypeError`` naming ``tag`` and the argument ``name``."""
-    array = as_real_array(value, tag, name)
-    if array.dtype.kind not in "biuf" and real_dtype(array.dtype) is None:
-        raise TypeError(f"{tag!r}: {name} must be real numbers, got dtype {array.dtype}")
+    array = check_numeric(as_real_array(value, tag, name), name, tag=tag)
     return array.astype(np.float64, copy=False)
 
 
@@ -289,15 +289,30 @@ def as_native_array(value: Any, tag: str, name: str | None = None) -> np.ndarray
     return array if target is None else array.astype(target)
 
 
+def is_numeric(dtype: np.dtype) -> bool:
+    """Whether an array of ``dtype`` holds real numbers: bool, integer, float (either byte
+    order, any width) or an extension float (:func:`real_dtype`); not complex, strings, dates,
+    durations or objects."""
+    return dtype.kind in "biuf" or real_dtype(dtype) is not None
+
+
+def check_numeric(array: np.ndarray, name: str, *, tag: str | None = None) -> np.ndarray:
+    """The one "numeric array" rule (:func:`is_numeric`): ``array`` itself, or a ``TypeError``
+    naming ``tag`` and the argument ``name``. Extension floats pass unchanged, for cores that
+    read them in chunks; :func:`as_numeric_array` converts them."""
+    if not is_numeric(array.dtype):
+        raise TypeError(
+            f"{_who(tag, name)} must be numeric (real numbers: bool, int or float), "
+            f"got an array of dtype {array.dtype}"
+        )
+    return array
+
+
 def as_numeric_array(value: Any, tag: str, name: str) -> np.ndarray:
     """The one conversion for an array argument of real numbers (data, rows, boxes, vertices):
-    :func:`as_native_array` (extension floats such as bfloat16 read as float32), then bool, int
-    or float dtypes only; anything else (strings, dates, objects, complex) is a ``TypeError``
-    naming ``tag`` and the argument ``name``."""
-    array = as_native_array(value, tag, name)
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"{tag!r}: {name} must be numeric, got an array of dtype {array.dtype}")
-    return array
+    :func:`as_native_array` (extension floats such as bfloat16 read as float32), then
+    :func:`check_numeric`."""
+    return check_numeric(as_native_array(value, tag, name), name, tag=tag)
 
 
 def to_float(value: Any, tag: str, name: str | None = None) -> float:
@@ -335,7 +350,7 @@ def to_float(value: Any, tag: str, name: str | None = None) -> float:
                 f"{subject}: expected a scalar (a single value), "
                 f"got an array of shape {array.shape}"
             )
-        if array.dtype.kind not in "biuf" and real_dtype(array.dtype) is None:
+        if not is_numeric(array.dtype):
             raise TypeError(
                 f"{subject}: expected a real number, got an array of dtype {array.dtype}"
             )

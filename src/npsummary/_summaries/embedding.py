@@ -27,7 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from .._common.convert import as_array, as_numeric_array, check_tag
+from .._common.convert import (
+    as_array,
+    as_native_array,
+    as_numeric_array,
+    check_numeric,
+    check_tag,
+)
 
 __all__ = [
     "MAX_SPRITE_SIZE",
@@ -143,7 +149,7 @@ def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
 
 
 def _tiles(tag: str, label_img: Any, count: int) -> np.ndarray:
-    images = as_array(label_img, tag, "label_img")
+    images = as_native_array(label_img, tag, "label_img")
     if images.ndim != 4:
         raise ValueError(f"{tag!r}: label_img must be [N, C, H, W], got shape {images.shape}")
     if images.shape[0] != count:
@@ -157,9 +163,7 @@ def _tiles(tag: str, label_img: Any, count: int) -> np.ndarray:
         raise ValueError(
             f"{tag!r}: label_img must be square images (H == W), got shape {images.shape}"
         )
-    if images.dtype.kind not in "biuf":
-        raise TypeError(f"{tag!r}: label_img must be numeric, got dtype {images.dtype}")
-    return images
+    return check_numeric(images, "label_img", tag=tag)
 
 
 def sprite_image(tag: str, label_img: Any, count: int) -> tuple[np.ndarray, tuple[int, int]]:

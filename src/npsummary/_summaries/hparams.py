@@ -23,7 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from .._common.convert import as_native_array, check_tag, to_float, to_float32_range
+from .._common.convert import (
+    as_native_array,
+    check_tag,
+    is_numeric,
+    to_float,
+    to_float32_range,
+)
 from .metadata import PLUGIN_HPARAMS
 
 __all__ = [
@@ -57,7 +63,7 @@ def _hparam_value(key: str, value: Any, where: str = "hparam_dict") -> HParamVal
         return to_float(value, key, f"{where} value")  # beyond float64: saturated, as scalars
     elif hasattr(value, "__array__") and not isinstance(value, (bytes, dict)):
         array = as_native_array(value, key, f"{where} value")
-        if array.size == 1 and array.dtype.kind in "biuf":
+        if array.size == 1 and is_numeric(array.dtype):
             return to_float(array, key, f"{where} value")
     raise TypeError(
         f"{where}[{key!r}]: value must be a bool, int, float, str or NumPy scalar, "

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._common.convert import as_numeric_array, to_positive_float
 from .._format.gif import encode_gif
+from .._imaging.dataformats import parse_layout
 
 __all__ = ["prepare_video", "video_value"]
 
@@ -31,18 +32,11 @@ _ORDER = "NTCHW"
 
 
 def _ntchw(tag: str, data: Any, dataformats: Any) -> np.ndarray:
-    if not isinstance(dataformats, str):
-        raise TypeError(f"{tag!r}: dataformats must be a str, got {type(dataformats).__name__}")
-    layout = dataformats.upper()
-    if len(layout) == 4 and "N" not in layout:
-        layout = "N" + layout  # one clip
-        data = as_numeric_array(data, tag, "vid_tensor")[None]
-    if sorted(layout) != sorted(_ORDER):
-        raise ValueError(
-            f"{tag!r}: dataformats must be a permutation of 'NTCHW' (or of 'TCHW'), "
-            f"got {dataformats!r}"
-        )
+    layout = parse_layout(dataformats, (_ORDER, "TCHW"), kind="video", tag=tag)
     array = as_numeric_array(data, tag, "vid_tensor")
+    if len(layout) == 4:
+        layout = "N" + layout  # one clip
+        array = array[None]
     if array.ndim != 5:
         raise ValueError(f"{tag!r}: a video must be 5-D ({dataformats}), got shape {array.shape}")
     video = array.transpose([layout.index(axis) for axis in _ORDER])
