@@ -16,7 +16,6 @@ from ..._common.convert import (
     check_int,
     check_tag,
     check_text,
-    real_dtype,
     to_float,
     to_float32_range,
 )
@@ -25,7 +24,7 @@ from ..._common.messages import parse_message, serialized_message
 from ..._common.types import ArrayLike, ScalarLike
 from ..._format.wire import encode_summary, legacy_scalar_value
 from ..._summaries.audio import audio_clips, legacy_audio_values
-from ..._summaries.histogram import legacy_histogram_value
+from ..._summaries.histogram import tf1_histogram_value
 from ..._summaries.image import tf1_image_values
 from ..._summaries.metadata import metadata_message
 from ..._summaries.tensor import as_tensor_array, tensor_bytes, tensor_value
@@ -188,18 +187,13 @@ def histogram(
 ) -> bytes:
     """``tf.compat.v1.summary.histogram``: a legacy ``HistogramProto`` with TF1's buckets
     (NaN or infinite values raise ``ValueError``, as the TF1 op fails)."""
-    from ..._histogram import tf1_histogram
-
     tag = _summary_tag(name, family)
-    array = as_array(values, tag)
-    if array.dtype.kind not in "biuf" and real_dtype(array.dtype) is None:
-        raise TypeError(f"{tag!r}: histogram values must be real numbers, got {array.dtype}")
-    h = tf1_histogram(array, exact_sum=True)
-    if h.nonfinite.nan:
+    value, nonfinite = tf1_histogram_value(tag, values)
+    if nonfinite.nan:
         raise ValueError(f"Nan in summary histogram for: {tag}")
-    if h.nonfinite.total:
+    if nonfinite.total:
         raise ValueError(f"Infinity in summary histogram for: {tag}")
-    return _collect(_one_value(legacy_histogram_value(tag, h)), collections, tag)
+    return _collect(_one_value(value), collections, tag)
 
 
 def image(
