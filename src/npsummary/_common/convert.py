@@ -18,7 +18,7 @@ import math
 import numbers
 import operator
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
@@ -33,6 +33,7 @@ __all__ = [
     "as_numeric_array",
     "as_real_array",
     "check_choice",
+    "check_filename_suffix",
     "check_flag",
     "check_int",
     "check_numeric",
@@ -40,6 +41,7 @@ __all__ = [
     "check_text",
     "is_numeric",
     "real_dtype",
+    "scalar_dict",
     "tagged",
     "to_duration",
     "to_float",
@@ -388,6 +390,39 @@ def to_float32_range(value: float) -> float:
     """Saturate a finite value beyond float32's range to ±inf, as a float32 cast does."""
     if (value >= _FLOAT32_OVERFLOW or value <= -_FLOAT32_OVERFLOW) and math.isfinite(value):
         return math.copysign(math.inf, value)
+    return value
+
+
+def scalar_dict(value: Any, name: str, *, tag: str | None = None) -> list[tuple[str, float]]:
+    """The items of a dict of tag -> number (``add_scalars``' ``tag_scalar_dict``,
+    ``add_hparams``' ``metric_dict``), in order, each value a float saturated to float32's range
+    as ``add_scalar`` stores it; every item is checked before any is returned.
+
+    Raises:
+      TypeError: ``value`` is not a mapping, a key is not a str, or a value is not a real number
+        (the message names ``tag``, ``name`` and the key).
+      ValueError: a value is an array of more than one element.
+    """
+    who = _who(tag, name)
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{who} must be a dict of tag -> number, got {type(value).__name__}")
+    items = []
+    for key, number in value.items():
+        key = check_tag(key, f"{who} key")
+        subject = key if tag is None else f"{tag}/{key}"
+        items.append((key, to_float32_range(to_float(number, subject, f"{name} value"))))
+    return items
+
+
+def check_filename_suffix(value: Any) -> str:
+    """An event file name's suffix: a str (``None`` means ``""``) with no path separator or NUL,
+    as every writer and sink appends it to its file names verbatim."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"filename_suffix must be a str, got {type(value).__name__}")
+    if "/" in value or "\\" in value or "\0" in value:
+        raise ValueError(f"filename_suffix must not contain a path separator or NUL, got {value!r}")
     return value
 
 

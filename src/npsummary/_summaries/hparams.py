@@ -27,8 +27,8 @@ from .._common.convert import (
     as_native_array,
     check_tag,
     is_numeric,
+    scalar_dict,
     to_float,
-    to_float32_range,
 )
 from .metadata import PLUGIN_HPARAMS
 
@@ -108,16 +108,7 @@ def _summary(tag: str, content: Any) -> bytes:
 def metric_values(metric_dict: Any) -> list[tuple[str, float]]:
     """Check ``metric_dict`` (tag -> real number) and return its items in order, each value
     saturated to float32's range as ``add_scalar`` stores it."""
-    if not isinstance(metric_dict, Mapping):
-        raise TypeError(
-            f"add_hparams: metric_dict must be a dict of tag -> number, "
-            f"got {type(metric_dict).__name__}"
-        )
-    out = []
-    for key, value in metric_dict.items():
-        tag = check_tag(key, "add_hparams: metric_dict key")
-        out.append((tag, to_float32_range(to_float(value, tag, "metric_dict value"))))
-    return out
+    return scalar_dict(metric_dict, "metric_dict")
 
 
 def hparams_summaries(

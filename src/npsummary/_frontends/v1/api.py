@@ -20,7 +20,7 @@ from ..._common.convert import (
     to_float32_range,
 )
 from ..._common.errors import warn_user
-from ..._common.messages import parse_message, serialized_message
+from ..._common.messages import message_bytes, parse_message
 from ..._common.types import ArrayLike, ScalarLike
 from ..._format.wire import encode_summary, legacy_scalar_value
 from ..._summaries.audio import audio_clips, legacy_audio_values
@@ -272,7 +272,7 @@ def tensor_summary(
 def _summary_bytes_of(item: Any, what: str) -> bytes:
     if isinstance(item, np.ndarray) and item.dtype.kind in "SO":
         return b"".join(_summary_bytes_of(x, what) for x in item.reshape(-1))
-    return serialized_message(item, what)
+    return message_bytes(item, "Summary", what)
 
 
 def merge(
