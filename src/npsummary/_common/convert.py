@@ -218,9 +218,12 @@ def as_array(value: Any, tag: str, name: str | None = None) -> np.ndarray:
         raise
     except Exception as exc:
         detach = getattr(value, "detach", None)
-        if callable(detach):
+        if callable(detach):  # a torch tensor that requires grad, or is bfloat16
             try:
-                return np.asarray(detach().cpu())
+                tensor = detach().cpu()
+                if str(getattr(tensor, "dtype", "")) == "torch.bfloat16":
+                    tensor = tensor.float()  # NumPy has no bfloat16: read as float32
+                return np.asarray(tensor)
             except Exception:
                 pass
         subject = repr(tag) if name is None else f"{tag!r}: {name}"

@@ -138,7 +138,7 @@ def kernel_grid(
         the layer has exactly 3 input channels (a first layer over RGB images); otherwise every
         (out, in) slice is its own gray tile, in order out-major.
     """
-    oihw = _kernel_as_oihw(as_image_array(weights), layout, tag)
+    oihw = _kernel_as_oihw(as_image_array(weights, tag), layout, tag)
     _check_normalize(normalize, _NORMALIZE, tag or None)
     n_out, n_in, kh, kw = oihw.shape
     if rgb is None:
@@ -201,7 +201,7 @@ def feature_map_grid(
       normalize: ``'tile'`` (min-max per channel, the default), ``'layer'`` (one min-max over
         the sample) or ``'none'`` (values taken as [0, 1]); a constant tile becomes 0.5.
     """
-    arr = as_image_array(activations)
+    arr = as_image_array(activations, tag)
     fmt = parse_layout(dataformats, ("NCHW", "CHW"), kind="feature map", tag=tag, shape=arr.shape)
     if not is_numeric(arr.dtype):
         raise TypeError(f"{who('feature map', tag)}: values must be numeric, got {arr.dtype}")

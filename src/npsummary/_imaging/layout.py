@@ -56,7 +56,7 @@ def to_hwc(image: Any, dataformats: str = "CHW", *, tag: str = "") -> np.ndarray
       ValueError: the layout is invalid, or the array's rank or channel count does not match it;
         the message names the shape received and the layout expected.
     """
-    arr = as_image_array(image)
+    arr = as_image_array(image, tag)
     fmt = parse_layout(dataformats, _LAYOUTS, kind="image", tag=tag)
     if len(fmt) == 4:
         batch = _to_nhwc(arr, fmt, "image", tag)
@@ -81,7 +81,7 @@ def to_nhwc(images: Any, dataformats: str = "NCHW", *, tag: str = "") -> np.ndar
       ValueError: as ``to_hwc``.
     """
     fmt = parse_layout(dataformats, _BATCH_LAYOUTS, kind="images", tag=tag)
-    return _to_nhwc(as_image_array(images), fmt, "images", tag)
+    return _to_nhwc(as_image_array(images, tag), fmt, "images", tag)
 
 
 def _to_nhwc(arr: np.ndarray, fmt: str, kind: str, tag: str) -> np.ndarray:

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from .._common.convert import is_numeric, real_dtype
+from .._common.convert import as_native_array, is_numeric
 from .dataformats import who
 
 __all__ = [
@@ -62,23 +62,14 @@ _CHUNK = 1 << 18
 # --------------------------------------------------------------------------- helpers
 
 
-def as_image_array(data: object) -> np.ndarray:
-    """NumPy view of an array-like; torch tensors are detached and moved to the CPU first."""
-    if isinstance(data, np.ndarray):
-        arr = data
-    elif isinstance(data, (list, tuple)):
+def as_image_array(data: object, tag: str = "") -> np.ndarray:
+    """:func:`~npsummary._common.convert.as_native_array` (torch tensors detached, extension
+    floats read as float32), after stacking a list or tuple of images into one array."""
+    if isinstance(data, (list, tuple)):
         if not data:
-            raise ValueError("expected an array, got an empty sequence")
-        arr = np.stack([as_image_array(item) for item in data])
-    else:
-        detach = getattr(data, "detach", None)
-        if callable(detach) and hasattr(data, "cpu"):  # torch.Tensor, without importing torch
-            data = detach().cpu()
-            if str(getattr(data, "dtype", "")) == "torch.bfloat16":
-                data = data.float()  # type: ignore[attr-defined]
-        arr = np.asarray(data)
-    target = real_dtype(arr.dtype)  # ml_dtypes (JAX) bfloat16, float8...: read as float32
-    return arr if target is None else arr.astype(target)
+            raise ValueError(f"{who('image', tag)}: expected an array, got an empty sequence")
+        return np.stack([as_image_array(item, tag) for item in data])
+    return as_native_array(data, tag)
 
 
 def _chunks(shape: tuple[int, ...], limit: int = _CHUNK) -> Iterator[tuple[int | slice, ...]]:
@@ -111,7 +102,7 @@ def to_uint8(image: Any, *, tag: str = "", floor: bool = False) -> tuple[np.ndar
     Raises:
       TypeError: the dtype is not bool, an integer or a float type.
     """
-    arr = as_image_array(image)
+    arr = as_image_array(image, tag)
     kind = arr.dtype.kind
     if arr.dtype == np.uint8:
         return arr, 0
@@ -152,7 +143,7 @@ def tf2_convert_image_dtype(data: Any, *, tag: str = "") -> np.ndarray:
     Raises:
       TypeError: bool or a non-numeric dtype (TF raises AttributeError for these).
     """
-    arr = as_image_array(data)
+    arr = as_image_array(data, tag)
     dtype = arr.dtype
     if dtype == np.uint8:
         return arr
@@ -188,7 +179,7 @@ def tf1_normalize_image(
       TypeError: dtype other than uint8, float16, float32, float64 (TF1 rejects them too).
       ValueError: not 3-D/4-D with C in 1..4, or ``bad_color`` shorter than C.
     """
-    arr = as_image_array(data)
+    arr = as_image_array(data, tag)
     if arr.ndim not in (3, 4) or arr.shape[-1] not in CHANNELS:
         raise ValueError(
             f"{who('image', tag)}: TF1 image summaries expect [H, W, C] or [N, H, W, C] with "
