@@ -8,12 +8,13 @@ tab-separated row per point) and ``sprite.png`` (the label images tiled in a squ
 ``<logdir>/projector_config.pbtxt`` (text format, fields in field-number order, as
 ``text_format.MessageToString`` prints torch's ``EmbeddingInfo``).
 
-Tags are encoded as the anchors do (``%`` -> ``%25``, ``/`` -> ``%2f``, ``\\`` -> ``%5c``), and
-further so that no tag can leave the logdir: ``.``/``..`` and NUL are %-encoded, and a name
-longer than 200 bytes is shortened with a hash. Tabs and newlines inside labels would break the
-TSV, so they become spaces. Label images must be square (the projector requires it) with C = 1
-or 3 (or 4, alpha dropped); floats are scaled by 255, clipped and truncated as the anchors do,
-uint8 is kept (the anchors multiply it by 255 too, turning every non-zero pixel white).
+Tags are encoded as tensorboardX and torch do (``%`` -> ``%25``, ``/`` -> ``%2f``, ``\\`` ->
+``%5c``), and further so that no tag can leave the logdir: ``.``/``..`` and NUL are %-encoded,
+and a name longer than 200 bytes is shortened with a hash. Tabs and newlines inside labels would
+break the TSV, so they become spaces. Label images must be square (the projector requires it)
+with C = 1 or 3 (or 4, alpha dropped); floats are scaled by 255, clipped and truncated as
+tensorboardX and torch do, uint8 is kept (they multiply it by 255 too, turning every non-zero
+pixel white).
 
 Format notes: docs/FORMAT.md §4.11.
 """
@@ -51,7 +52,8 @@ _ROWS_PER_CHUNK = 4096
 
 
 def encode_tag(tag: str) -> str:
-    """One safe path component for ``tag`` (the anchors' %-encoding, made traversal-proof)."""
+    """One safe path component for ``tag``: tensorboardX's and torch's %-encoding, made
+    traversal-proof."""
     name = tag.replace("%", "%25").replace("/", "%2f").replace("\\", "%5c").replace("\0", "%00")
     if name in ("", ".", ".."):
         name = name.replace(".", "%2e") or "%"

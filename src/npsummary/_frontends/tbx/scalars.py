@@ -1,10 +1,10 @@
 """Scalar methods of ``SummaryWriter``: ``add_scalar`` and ``add_scalars``, written as
 tensorboardX and torch write them (a float32 ``simple_value``, :mod:`npsummary._summaries.scalar`).
 
-``add_scalar`` takes both anchors' arguments. Positions 5 and 6 differ between them
-(tensorboardX: ``display_name, summary_description``; torch: ``new_style, double_precision``):
-npsummary keeps tensorboardX's names there, takes torch's as keywords, and reads a positional
-bool as torch's and a str as tensorboardX's.
+``add_scalar`` takes the arguments of both tensorboardX and torch. Positions 5 and 6 differ
+between them (tensorboardX: ``display_name, summary_description``; torch: ``new_style,
+double_precision``): npsummary keeps tensorboardX's names there, takes torch's as keywords, and
+reads a positional bool as torch's and a str as tensorboardX's.
 """
 
 from __future__ import annotations
