@@ -33,13 +33,10 @@ from ..context import state, v1_state
 from .description import SummaryDescription, get_summary_description
 from .file_writer import FileWriter
 
+# npsummary.v1 re-exports these, and adds the protobuf classes (Event, Summary, ...) lazily.
 __all__ = [
-    "Event",  # noqa: F822 (lazy, see __getattr__)
     "FileWriter",
-    "SessionLog",  # noqa: F822 (lazy, see __getattr__)
-    "Summary",  # noqa: F822 (lazy, see __getattr__)
     "SummaryDescription",
-    "TaggedRunMetadata",  # noqa: F822 (lazy, see __getattr__)
     "audio",
     "clean_tag",
     "get_summary_description",
@@ -57,15 +54,6 @@ SUMMARIES = "summaries"  # tf.compat.v1.GraphKeys.SUMMARIES
 MAX_PENDING = 10_000
 
 _INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w.]")
-
-
-def __getattr__(name: str) -> Any:
-    # Proto classes, imported lazily to keep `import npsummary.v1` light.
-    if name in ("Event", "SessionLog", "Summary", "TaggedRunMetadata"):
-        from ... import proto
-
-        return getattr(proto, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _fresh(round_: int) -> bool:
