@@ -328,3 +328,28 @@ def test_every_float_callable_is_listed(tmp_path: Path) -> None:
         if name not in listed and name not in NO_FLOAT_DATA:
             missing.append(key)
     assert not missing, f"callables that take data but are not tested with each dtype: {missing}"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_torch_bfloat16_tensors_write_what_float32_writes(
+    requires_grad: bool, tmp_path: Path
+) -> None:
+    """A torch bfloat16 tensor (which NumPy cannot hold) is read as float32 by every callable;
+    ``add_tensor`` still writes it as torch does (DT_BFLOAT16, compared in the torch tests)."""
+    torch = pytest.importorskip("torch")
+
+    def bfloat16(values: Any) -> Any:
+        tensor = torch.tensor(np.asarray(values, np.float32), dtype=torch.bfloat16)
+        return tensor.requires_grad_(requires_grad) if tensor.is_floating_point() else tensor
+
+    variant_calls = calls(bfloat16, tmp_path / "torch")
+    float32_calls = calls(_cast(np.float32), tmp_path / "float32")
+    failures = []
+    for name, call in variant_calls.items():
+        try:
+            if _run(call) != _run(float32_calls[name]):
+                failures.append(f"{name}: writes other data than float32 does")
+        except Exception as exc:
+            failures.append(f"{name}: {type(exc).__name__}: {exc}")
+    assert not failures, "\n".join(failures)
