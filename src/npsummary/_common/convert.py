@@ -18,7 +18,7 @@ import math
 import numbers
 import operator
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
@@ -33,11 +33,15 @@ __all__ = [
     "as_numeric_array",
     "as_real_array",
     "check_choice",
+    "check_filename_suffix",
     "check_flag",
     "check_int",
+    "check_numeric",
     "check_tag",
     "check_text",
+    "is_numeric",
     "real_dtype",
+    "scalar_dict",
     "tagged",
     "to_duration",
     "to_float",
@@ -214,9 +218,12 @@ def as_array(value: Any, tag: str, name: str | None = None) -> np.ndarray:
         raise
     except Exception as exc:
         detach = getattr(value, "detach", None)
-        if callable(detach):
+        if callable(detach):  # a torch tensor that requires grad, or is bfloat16
             try:
-                return np.asarray(detach().cpu())
+                tensor = detach().cpu()
+                if str(getattr(tensor, "dtype", "")) == "torch.bfloat16":
+                    tensor = tensor.float()  # NumPy has no bfloat16: read as float32
+                return np.asarray(tensor)
             except Exception:
                 pass
         subject = repr(tag) if name is None else f"{tag!r}: {name}"
@@ -246,9 +253,7 @@ def as_real_array(value: Any, tag: str, name: str) -> np.ndarray:
 def as_float64_array(value: Any, tag: str, name: str) -> np.ndarray:
     """:func:`as_real_array` as float64; elements that are no real numbers (strings, dates)
     are a ``TypeError`` naming ``tag`` and the argument ``name``."""
-    array = as_real_array(value, tag, name)
-    if array.dtype.kind not in "biuf" and real_dtype(array.dtype) is None:
-        raise TypeError(f"{tag!r}: {name} must be real numbers, got dtype {array.dtype}")
+    array = check_numeric(as_real_array(value, tag, name), name, tag=tag)
     return array.astype(np.float64, copy=False)
 
 
@@ -289,15 +294,30 @@ def as_native_array(value: Any, tag: str, name: str | None = None) -> np.ndarray
     return array if target is None else array.astype(target)
 
 
+def is_numeric(dtype: np.dtype) -> bool:
+    """Whether an array of ``dtype`` holds real numbers: bool, integer, float (either byte
+    order, any width) or an extension float (:func:`real_dtype`); not complex, strings, dates,
+    durations or objects."""
+    return dtype.kind in "biuf" or real_dtype(dtype) is not None
+
+
+def check_numeric(array: np.ndarray, name: str, *, tag: str | None = None) -> np.ndarray:
+    """The one "numeric array" rule (:func:`is_numeric`): ``array`` itself, or a ``TypeError``
+    naming ``tag`` and the argument ``name``. Extension floats pass unchanged, for cores that
+    read them in chunks; :func:`as_numeric_array` converts them."""
+    if not is_numeric(array.dtype):
+        raise TypeError(
+            f"{_who(tag, name)} must be numeric (real numbers: bool, int or float), "
+            f"got an array of dtype {array.dtype}"
+        )
+    return array
+
+
 def as_numeric_array(value: Any, tag: str, name: str) -> np.ndarray:
     """The one conversion for an array argument of real numbers (data, rows, boxes, vertices):
-    :func:`as_native_array` (extension floats such as bfloat16 read as float32), then bool, int
-    or float dtypes only; anything else (strings, dates, objects, complex) is a ``TypeError``
-    naming ``tag`` and the argument ``name``."""
-    array = as_native_array(value, tag, name)
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"{tag!r}: {name} must be numeric, got an array of dtype {array.dtype}")
-    return array
+    :func:`as_native_array` (extension floats such as bfloat16 read as float32), then
+    :func:`check_numeric`."""
+    return check_numeric(as_native_array(value, tag, name), name, tag=tag)
 
 
 def to_float(value: Any, tag: str, name: str | None = None) -> float:
@@ -335,7 +355,7 @@ def to_float(value: Any, tag: str, name: str | None = None) -> float:
                 f"{subject}: expected a scalar (a single value), "
                 f"got an array of shape {array.shape}"
             )
-        if array.dtype.kind not in "biuf" and real_dtype(array.dtype) is None:
+        if not is_numeric(array.dtype):
             raise TypeError(
                 f"{subject}: expected a real number, got an array of dtype {array.dtype}"
             )
@@ -373,6 +393,39 @@ def to_float32_range(value: float) -> float:
     """Saturate a finite value beyond float32's range to ±inf, as a float32 cast does."""
     if (value >= _FLOAT32_OVERFLOW or value <= -_FLOAT32_OVERFLOW) and math.isfinite(value):
         return math.copysign(math.inf, value)
+    return value
+
+
+def scalar_dict(value: Any, name: str, *, tag: str | None = None) -> list[tuple[str, float]]:
+    """The items of a dict of tag -> number (``add_scalars``' ``tag_scalar_dict``,
+    ``add_hparams``' ``metric_dict``), in order, each value a float saturated to float32's range
+    as ``add_scalar`` stores it; every item is checked before any is returned.
+
+    Raises:
+      TypeError: ``value`` is not a mapping, a key is not a str, or a value is not a real number
+        (the message names ``tag``, ``name`` and the key).
+      ValueError: a value is an array of more than one element.
+    """
+    who = _who(tag, name)
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{who} must be a dict of tag -> number, got {type(value).__name__}")
+    items = []
+    for key, number in value.items():
+        key = check_tag(key, f"{who} key")
+        subject = key if tag is None else f"{tag}/{key}"
+        items.append((key, to_float32_range(to_float(number, subject, f"{name} value"))))
+    return items
+
+
+def check_filename_suffix(value: Any) -> str:
+    """An event file name's suffix: a str (``None`` means ``""``) with no path separator or NUL,
+    as every writer and sink appends it to its file names verbatim."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"filename_suffix must be a str, got {type(value).__name__}")
+    if "/" in value or "\\" in value or "\0" in value:
+        raise ValueError(f"filename_suffix must not contain a path separator or NUL, got {value!r}")
     return value
 
 

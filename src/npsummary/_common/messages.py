@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_EVENT_BYTES", "check_event_size", "parse_message", "serialized_message"]
+__all__ = ["MAX_EVENT_BYTES", "check_event_size", "message_bytes", "parse_message"]
 
 
 #: Protobuf cannot parse a message of 2 GiB or more (nor can TensorBoard, and our reader stops
@@ -29,18 +29,30 @@ def check_event_size(nbytes: int, tag: str) -> None:
         )
 
 
-def serialized_message(message: Any, what: str) -> bytes:
-    """The bytes of a protobuf message (any library's: ours, TensorBoard's, tensorboardX's) or
-    of already serialized bytes; anything else is a ``TypeError`` naming ``what``."""
+def message_bytes(message: Any, kind: str, what: str) -> bytes:
+    """The one conversion of a user's protobuf message: its serialized bytes.
+
+    ``message`` is bytes (``bytes``, ``bytearray``, ``memoryview``: returned as ``bytes``) or a
+    message of type ``kind`` (``"Summary"``, ``"Event"``, ``"GraphDef"`` ...) from any library:
+    ours, TensorBoard's, tensorboardX's, torch's, TensorFlow's (they share the wire format).
+    A message whose descriptor names another type, or anything without ``SerializeToString``,
+    is a ``TypeError`` naming ``what``; a serialization that fails is a ``ValueError``. The
+    bytes are not parsed here (see :func:`parse_message`).
+    """
     if isinstance(message, (bytes, bytearray, memoryview)):
         return bytes(message)
     serialize = getattr(message, "SerializeToString", None)
-    if callable(serialize):
-        try:
-            return bytes(serialize())
-        except Exception as exc:
-            raise ValueError(f"{what}: cannot serialize {type(message).__name__}: {exc}") from exc
-    raise TypeError(f"{what} must be a protobuf message or bytes, got {type(message).__name__}")
+    name = getattr(getattr(message, "DESCRIPTOR", None), "name", kind)
+    if not callable(serialize) or name != kind:
+        cls = type(message)
+        raise TypeError(
+            f"{what}: expected a {kind} protobuf message or its serialized bytes, "
+            f"got {cls.__module__}.{cls.__qualname__}"
+        )
+    try:
+        return bytes(serialize())
+    except Exception as exc:
+        raise ValueError(f"{what}: cannot serialize {type(message).__name__}: {exc}") from exc
 
 
 def parse_message(cls: Any, data: bytes, what: str) -> Any:

@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import Any, NamedTuple, TypeVar
 
 from .._common import messages as _messages
-from .._common.convert import check_int, to_duration
+from .._common.convert import check_filename_suffix, check_int, to_duration
 from .._common.messages import check_event_size
 from .._format.wire import encode_event, encode_summary
 from .._sinks.base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink
@@ -68,11 +68,7 @@ class SinkOptions(NamedTuple):
             seconds = DEFAULT_FLUSH_SECS
         else:
             seconds = to_duration(flush_secs, flush_name, scale=flush_scale)
-        if filename_suffix is None:
-            filename_suffix = ""
-        if not isinstance(filename_suffix, str):
-            raise TypeError(f"filename_suffix must be a str, got {type(filename_suffix).__name__}")
-        return cls(filename_suffix, seconds, queue)
+        return cls(check_filename_suffix(filename_suffix), seconds, queue)
 
 
 class LogdirTarget:

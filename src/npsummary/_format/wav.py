@@ -17,6 +17,8 @@ import struct
 
 import numpy as np
 
+from .._common.convert import check_numeric
+
 __all__ = ["HEADER_SIZE", "encode_wav", "float_to_int16"]
 
 HEADER_SIZE = 44
@@ -43,8 +45,7 @@ def encode_wav(samples: np.ndarray, sample_rate: int) -> bytes:
     array = np.asarray(samples)
     if array.ndim != 2:
         raise ValueError(f"audio must have shape [frames, channels], got shape {array.shape}")
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"audio samples must be real numbers, got dtype {array.dtype}")
+    check_numeric(array, "audio samples")
     frames, channels = array.shape
     if channels == 0:
         raise ValueError(f"audio must have at least one channel, got shape {array.shape}")

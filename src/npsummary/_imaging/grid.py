@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from .._common.convert import check_choice, check_int
-from .pixels import as_image_array, parse_layout, to_uint8, who
+from .._common.convert import check_choice, check_int, is_numeric
+from .dataformats import parse_layout, who
+from .pixels import as_image_array, to_uint8
 
 __all__ = ["feature_map_grid", "figure_to_hwc", "kernel_grid", "make_grid"]
 
@@ -66,7 +67,7 @@ def _pad_fill(pad_value: object, dtype: np.dtype) -> np.ndarray:
         value = np.asarray(pad_value)
     except Exception as exc:
         raise ValueError(f"make_grid: pad_value {pad_value!r} is not a number") from exc
-    if value.ndim != 0 or value.dtype.kind not in "biuf":
+    if value.ndim != 0 or not is_numeric(value.dtype):
         raise ValueError(f"make_grid: pad_value must be a real number, got {pad_value!r}")
     number = value.item()  # a Python int, float or bool: exact comparisons below
     if dtype.kind in "iu":
@@ -137,7 +138,7 @@ def kernel_grid(
         the layer has exactly 3 input channels (a first layer over RGB images); otherwise every
         (out, in) slice is its own gray tile, in order out-major.
     """
-    oihw = _kernel_as_oihw(as_image_array(weights), layout, tag)
+    oihw = _kernel_as_oihw(as_image_array(weights, tag), layout, tag)
     _check_normalize(normalize, _NORMALIZE, tag or None)
     n_out, n_in, kh, kw = oihw.shape
     if rgb is None:
@@ -160,12 +161,11 @@ def kernel_grid(
 
 def _kernel_as_oihw(arr: np.ndarray, layout: object, tag: str) -> np.ndarray:
     """A non-empty numeric 4-D kernel in ``layout`` (a permutation of OIHW), seen as OIHW."""
-    if not isinstance(layout, str) or sorted(layout.upper()) != sorted("OIHW"):
+    if not isinstance(layout, str):  # a ValueError, as it has always been
         raise ValueError(
-            f"{who('kernel', tag)}: layout must be a permutation of 'OIHW' such as 'HWIO' or "
-            f"'OIHW', got {layout!r}"
+            f"{who('kernel', tag)}: layout must be a str such as 'HWIO', got {layout!r}"
         )
-    fmt = layout.upper()
+    fmt = parse_layout(layout, ("OIHW",), kind="kernel", tag=tag, name="layout")
     if arr.ndim != 4:
         raise ValueError(
             f"{who('kernel', tag)}: layout {fmt!r} expects a 4-D array "
@@ -174,7 +174,7 @@ def _kernel_as_oihw(arr: np.ndarray, layout: object, tag: str) -> np.ndarray:
         )
     if arr.size == 0:
         raise ValueError(f"{who('kernel', tag)}: empty kernel, shape {arr.shape}")
-    if arr.dtype.kind not in "buif":
+    if not is_numeric(arr.dtype):
         raise TypeError(f"{who('kernel', tag)}: weights must be numeric, got dtype {arr.dtype}")
     oihw: np.ndarray = arr.transpose([fmt.index(c) for c in "OIHW"])
     return oihw
@@ -201,14 +201,9 @@ def feature_map_grid(
       normalize: ``'tile'`` (min-max per channel, the default), ``'layer'`` (one min-max over
         the sample) or ``'none'`` (values taken as [0, 1]); a constant tile becomes 0.5.
     """
-    arr = as_image_array(activations)
-    fmt = parse_layout(dataformats, "feature map", tag)
-    if sorted(fmt) not in (sorted("NCHW"), sorted("CHW")) or arr.ndim != len(fmt):
-        raise ValueError(
-            f"{who('feature map', tag)}: dataformats {fmt!r} must be a permutation of 'NCHW' "
-            f"(or 'CHW' for one sample) with one letter per axis, got shape {arr.shape}"
-        )
-    if arr.dtype.kind not in "buif":
+    arr = as_image_array(activations, tag)
+    fmt = parse_layout(dataformats, ("NCHW", "CHW"), kind="feature map", tag=tag, shape=arr.shape)
+    if not is_numeric(arr.dtype):
         raise TypeError(f"{who('feature map', tag)}: values must be numeric, got {arr.dtype}")
     _check_normalize(normalize, ("tile", "layer", "none"), tag or None)
     chw = arr.transpose([fmt.index(c) for c in "NCHW" if c in fmt])

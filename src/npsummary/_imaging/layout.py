@@ -1,8 +1,8 @@
 """Image layouts: one image as ``[H, W, C]``, a batch as ``[N, H, W, C]``.
 
-``dataformats`` (parsed by :func:`npsummary._imaging.pixels.parse_layout`) names the array's
-axes in order. Per rank the letters must be a permutation of ``HW`` (2-D), ``HWC`` (3-D) or
-``NCHW`` (4-D), so ``'WH'`` is a transposed gray image and ``'CWH'`` a transposed CHW one.
+``dataformats`` (parsed by :func:`npsummary._imaging.dataformats.parse_layout`) names the
+array's axes in order. Per rank the letters must be a permutation of ``HW`` (2-D), ``HWC`` (3-D)
+or ``NCHW`` (4-D), so ``'WH'`` is a transposed gray image and ``'CWH'`` a transposed CHW one.
 ``to_nhwc`` also takes a permutation of ``NHW``: a batch of gray images. One channel stays gray:
 it is never expanded to RGB (tensorboardX triples it). A 4-D layout given to ``to_hwc`` becomes
 one image through ``make_grid(ncols=8, padding=0)``, which is exactly tensorboardX's grid.
@@ -16,13 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from .dataformats import parse_layout, who
 from .grid import make_grid
-from .pixels import CHANNELS, as_image_array, parse_layout, who
+from .pixels import CHANNELS, as_image_array
 
 __all__ = ["to_hwc", "to_nhwc"]
 
-_LAYOUTS = {2: "HW", 3: "HWC", 4: "NCHW"}
-_BATCH_LAYOUTS = {3: "NHW", 4: "NCHW"}
+_LAYOUTS = ("HW", "HWC", "NCHW")
+_BATCH_LAYOUTS = ("NHW", "NCHW")
 
 
 def _layout_error(kind: str, tag: str, fmt: str, shape: tuple[int, ...]) -> str:
@@ -37,18 +38,8 @@ def _layout_error(kind: str, tag: str, fmt: str, shape: tuple[int, ...]) -> str:
     return msg
 
 
-def _transpose(
-    arr: np.ndarray, fmt: str, layouts: dict[int, str], target: str, kind: str, tag: str
-) -> np.ndarray:
-    """Transpose ``arr`` (layout ``fmt``) to ``target`` order, checking rank, letters and C."""
-    expected = layouts.get(len(fmt))
-    if expected is None or set(fmt) != set(expected):
-        names = [repr(v) for v in layouts.values()]
-        options = ", ".join(names[:-1]) + " or " + names[-1]
-        raise ValueError(
-            f"{who(kind, tag)}: dataformats {fmt!r} must be a permutation of {options}, "
-            f"got shape {arr.shape}"
-        )
+def _transpose(arr: np.ndarray, fmt: str, target: str, kind: str, tag: str) -> np.ndarray:
+    """Transpose ``arr`` (the parsed layout ``fmt``) to ``target`` order, checking rank and C."""
     if arr.ndim != len(fmt) or ("C" in fmt and arr.shape[fmt.index("C")] not in CHANNELS):
         raise ValueError(_layout_error(kind, tag, fmt, arr.shape))
     out: np.ndarray = arr.transpose([fmt.index(ch) for ch in target if ch in fmt])
@@ -65,14 +56,14 @@ def to_hwc(image: Any, dataformats: str = "CHW", *, tag: str = "") -> np.ndarray
       ValueError: the layout is invalid, or the array's rank or channel count does not match it;
         the message names the shape received and the layout expected.
     """
-    arr = as_image_array(image)
-    fmt = parse_layout(dataformats, "image", tag)
+    arr = as_image_array(image, tag)
+    fmt = parse_layout(dataformats, _LAYOUTS, kind="image", tag=tag)
     if len(fmt) == 4:
         batch = _to_nhwc(arr, fmt, "image", tag)
         if batch.shape[0] == 0:
             raise ValueError(f"{who('image', tag)}: empty batch, shape {arr.shape}")
         return make_grid(batch, ncols=8, padding=0)
-    hwc = _transpose(arr, fmt, _LAYOUTS, "HWC", "image", tag)
+    hwc = _transpose(arr, fmt, "HWC", "image", tag)
     if hwc.ndim == 2:
         hwc = hwc[:, :, None]
     if hwc.shape[0] < 1 or hwc.shape[1] < 1:
@@ -89,12 +80,12 @@ def to_nhwc(images: Any, dataformats: str = "NCHW", *, tag: str = "") -> np.ndar
     Raises:
       ValueError: as ``to_hwc``.
     """
-    fmt = parse_layout(dataformats, "images", tag)
-    return _to_nhwc(as_image_array(images), fmt, "images", tag)
+    fmt = parse_layout(dataformats, _BATCH_LAYOUTS, kind="images", tag=tag)
+    return _to_nhwc(as_image_array(images, tag), fmt, "images", tag)
 
 
 def _to_nhwc(arr: np.ndarray, fmt: str, kind: str, tag: str) -> np.ndarray:
-    nhwc = _transpose(arr, fmt, _BATCH_LAYOUTS, "NHWC", kind, tag)
+    nhwc = _transpose(arr, fmt, "NHWC", kind, tag)
     if nhwc.ndim == 3:
         nhwc = nhwc[:, :, :, None]
     if nhwc.shape[1] < 1 or nhwc.shape[2] < 1:

@@ -1,9 +1,7 @@
-"""Image pixels: the ``dataformats`` parser, array intake, and the value rules to uint8.
+"""Image pixels: array intake and the value rules to uint8.
 
-Layouts (``dataformats``) follow tensorboardX's ``convert_to_HWC``: one letter per array axis,
-naming the axes in order, from N (batch), C (channels), H (height), W (width); case-insensitive,
-no letter twice (:func:`parse_layout`; the transposes are in :mod:`npsummary._imaging.layout`).
-C must be 1 (gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA).
+Layouts (``dataformats``) are parsed by :mod:`npsummary._imaging.dataformats` and applied by
+:mod:`npsummary._imaging.layout`. C must be 1 (gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA).
 
 Value rules (``to_uint8``), used for every image unless a TF-exact conversion is asked for:
 
@@ -47,13 +45,14 @@ from typing import Any
 
 import numpy as np
 
+from .._common.convert import as_native_array, is_numeric
+from .dataformats import who
+
 __all__ = [
     "as_image_array",
-    "parse_layout",
     "tf1_normalize_image",
     "tf2_convert_image_dtype",
     "to_uint8",
-    "who",
 ]
 
 CHANNELS = (1, 2, 3, 4)
@@ -63,29 +62,14 @@ _CHUNK = 1 << 18
 # --------------------------------------------------------------------------- helpers
 
 
-def as_image_array(data: object) -> np.ndarray:
-    """NumPy view of an array-like; torch tensors are detached and moved to the CPU first."""
-    if isinstance(data, np.ndarray):
-        arr = data
-    elif isinstance(data, (list, tuple)):
+def as_image_array(data: object, tag: str = "") -> np.ndarray:
+    """:func:`~npsummary._common.convert.as_native_array` (torch tensors detached, extension
+    floats read as float32), after stacking a list or tuple of images into one array."""
+    if isinstance(data, (list, tuple)):
         if not data:
-            raise ValueError("expected an array, got an empty sequence")
-        arr = np.stack([as_image_array(item) for item in data])
-    else:
-        detach = getattr(data, "detach", None)
-        if callable(detach) and hasattr(data, "cpu"):  # torch.Tensor, without importing torch
-            data = detach().cpu()
-            if str(getattr(data, "dtype", "")) == "torch.bfloat16":
-                data = data.float()  # type: ignore[attr-defined]
-        arr = np.asarray(data)
-    from .._common.convert import real_dtype  # here: this module also loads on its own (tests)
-
-    target = real_dtype(arr.dtype)  # ml_dtypes (JAX) bfloat16, float8...: read as float32
-    return arr if target is None else arr.astype(target)
-
-
-def who(kind: str, tag: str) -> str:
-    return f"{kind} {tag!r}" if tag else kind
+            raise ValueError(f"{who('image', tag)}: expected an array, got an empty sequence")
+        return np.stack([as_image_array(item, tag) for item in data])
+    return as_native_array(data, tag)
 
 
 def _chunks(shape: tuple[int, ...], limit: int = _CHUNK) -> Iterator[tuple[int | slice, ...]]:
@@ -105,21 +89,6 @@ def _chunks(shape: tuple[int, ...], limit: int = _CHUNK) -> Iterator[tuple[int |
                 yield (i, *rest)
 
 
-def parse_layout(dataformats: object, kind: str, tag: str) -> str:
-    if not isinstance(dataformats, str):
-        raise TypeError(
-            f"{who(kind, tag)}: dataformats must be a str such as 'CHW', "
-            f"got {type(dataformats).__name__}"
-        )
-    fmt = dataformats.upper()
-    if not fmt or set(fmt) - set("NCHW") or len(set(fmt)) != len(fmt):
-        raise ValueError(
-            f"{who(kind, tag)}: dataformats {dataformats!r} is not a layout; use each of the "
-            "letters N, C, H, W at most once, e.g. 'CHW', 'HWC', 'HW', 'NCHW' or 'NHWC'"
-        )
-    return fmt
-
-
 # --------------------------------------------------------------------------- value rules
 
 
@@ -133,11 +102,11 @@ def to_uint8(image: Any, *, tag: str = "", floor: bool = False) -> tuple[np.ndar
     Raises:
       TypeError: the dtype is not bool, an integer or a float type.
     """
-    arr = as_image_array(image)
+    arr = as_image_array(image, tag)
     kind = arr.dtype.kind
     if arr.dtype == np.uint8:
         return arr, 0
-    if kind not in "buif":
+    if not is_numeric(arr.dtype):
         raise TypeError(
             f"{who('image', tag)}: values must be bool, integer or float, got dtype {arr.dtype}"
         )
@@ -174,7 +143,7 @@ def tf2_convert_image_dtype(data: Any, *, tag: str = "") -> np.ndarray:
     Raises:
       TypeError: bool or a non-numeric dtype (TF raises AttributeError for these).
     """
-    arr = as_image_array(data)
+    arr = as_image_array(data, tag)
     dtype = arr.dtype
     if dtype == np.uint8:
         return arr
@@ -210,7 +179,7 @@ def tf1_normalize_image(
       TypeError: dtype other than uint8, float16, float32, float64 (TF1 rejects them too).
       ValueError: not 3-D/4-D with C in 1..4, or ``bad_color`` shorter than C.
     """
-    arr = as_image_array(data)
+    arr = as_image_array(data, tag)
     if arr.ndim not in (3, 4) or arr.shape[-1] not in CHANNELS:
         raise ValueError(
             f"{who('image', tag)}: TF1 image summaries expect [H, W, C] or [N, H, W, C] with "

@@ -43,7 +43,12 @@ from __future__ import annotations
 import os
 import weakref
 
-from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_QUEUE
+from .._common.convert import check_filename_suffix
+from .base import (
+    DEFAULT_FLUSH_SECS,
+    DEFAULT_MAX_PENDING_BYTES,
+    DEFAULT_MAX_QUEUE,
+)
 from .eventfile import SOURCE_WRITER as SOURCE_WRITER
 from .eventfile import EventFile
 from .eventfile import hostname as hostname
@@ -78,12 +83,7 @@ class FileSink(ThreadedSink):
         max_queue: int = DEFAULT_MAX_QUEUE,
         max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
     ) -> None:
-        if not isinstance(filename_suffix, str):
-            raise TypeError(f"filename_suffix must be a str, got {type(filename_suffix).__name__}")
-        if "/" in filename_suffix or "\\" in filename_suffix or "\0" in filename_suffix:
-            raise ValueError(
-                f"filename_suffix must not contain a path separator or NUL, got {filename_suffix!r}"
-            )
+        filename_suffix = check_filename_suffix(filename_suffix)
         self._options = (filename_suffix, flush_secs, max_queue, max_pending_bytes)
         self._state: EventFile = EventFile(
             os.fspath(directory), filename_suffix, flush_secs, max_queue, max_pending_bytes

@@ -36,6 +36,7 @@ import errno
 import weakref
 from typing import Any
 
+from .._common.convert import check_filename_suffix
 from .._common.errors import EventWriteError
 from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_PENDING_BYTES
 from .flusher import busy, run_deferred_signal
@@ -73,12 +74,7 @@ class SegmentSink(ThreadedSink):
         max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
         filesystem: Any = None,
     ) -> None:
-        if not isinstance(filename_suffix, str):
-            raise TypeError(f"filename_suffix must be a str, got {type(filename_suffix).__name__}")
-        if "/" in filename_suffix or "\\" in filename_suffix or "\0" in filename_suffix:
-            raise ValueError(
-                f"filename_suffix must not contain a path separator or NUL, got {filename_suffix!r}"
-            )
+        filename_suffix = check_filename_suffix(filename_suffix)
         if isinstance(segment_bytes, bool) or not isinstance(segment_bytes, int):
             raise TypeError(f"segment_bytes must be an int, got {segment_bytes!r}")
         if segment_bytes < 1:

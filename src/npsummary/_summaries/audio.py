@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._common.convert import as_native_array, check_int, tagged
+from .._common.convert import as_native_array, check_int, check_numeric, tagged
 from .._format.wav import encode_wav
 from .._format.wire import encode_value
 from .metadata import AUDIO_CONTENT_WAV, PLUGIN_AUDIO, metadata_bytes
@@ -35,8 +35,7 @@ def audio_clips(data: Any, max_outputs: Any, tag: str) -> np.ndarray:
         raise ValueError(
             f"{tag!r}: audio must have shape [k, t, c] with c >= 1, got shape {array.shape}"
         )
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"{tag!r}: audio must be real numbers, got dtype {array.dtype}")
+    check_numeric(array, "audio", tag=tag)
     return array[: check_int(max_outputs, "max_outputs", tag=tag, minimum=0)]
 
 

@@ -4,9 +4,9 @@ One value tagged ``custom_scalars__config__`` with plugin ``custom_scalars`` met
 content) and a DT_STRING rank-0 tensor holding a serialized ``Layout``: categories, each with
 charts that are either multiline (a list of tag regexes) or margin (value, lower, upper tags).
 
-The layout argument is the anchors' dict: ``{category: {chart title: [kind, tags]}}`` where kind
-is ``'Multiline'`` or ``'Margin'`` (exactly three tags). Like the anchors, any kind other than
-``'Margin'`` is a multiline chart.
+The layout argument is tensorboardX's and torch's dict: ``{category: {chart title: [kind,
+tags]}}`` where kind is ``'Multiline'`` or ``'Margin'`` (exactly three tags). Like tensorboardX
+and torch, any kind other than ``'Margin'`` is a multiline chart.
 
 Format notes: docs/FORMAT.md §4.8.
 """
@@ -47,7 +47,7 @@ def _chart(layout: Any, category: str, title: str, spec: Any) -> None:
 
 
 def layout_value(layout: Any) -> bytes:
-    """Serialized custom-scalars config value for an anchors-style ``layout`` dict.
+    """Serialized custom-scalars config value for a ``layout`` dict (tensorboardX's and torch's).
 
     Raises:
       TypeError: the layout is not ``{str: {str: [kind, [str, ...]]}}``.

@@ -8,17 +8,17 @@ tab-separated row per point) and ``sprite.png`` (the label images tiled in a squ
 ``<logdir>/projector_config.pbtxt`` (text format, fields in field-number order, as
 ``text_format.MessageToString`` prints torch's ``EmbeddingInfo``).
 
-Tags are encoded as the anchors do (``%`` -> ``%25``, ``/`` -> ``%2f``, ``\\`` -> ``%5c``), and
-further so that no tag can leave the logdir: ``.``/``..`` and NUL are %-encoded, and a name
-longer than 200 bytes is shortened with a hash. Tabs and newlines inside labels would break the
-TSV, so they become spaces. TensorBoard's projector skips a metadata line that is empty or
-whitespace only (JavaScript's ``trim()``), which would shift every later label onto the wrong
+Tags are encoded as tensorboardX and torch do (``%`` -> ``%25``, ``/`` -> ``%2f``, ``\\`` ->
+``%5c``), and further so that no tag can leave the logdir: ``.``/``..`` and NUL are %-encoded,
+and a name longer than 200 bytes is shortened with a hash. Tabs and newlines inside labels would
+break the TSV, so they become spaces. TensorBoard's projector skips a metadata line that is empty
+or whitespace only (JavaScript's ``trim()``), which would shift every later label onto the wrong
 point: such a line gets an invisible U+200B ZERO WIDTH SPACE after its first cell, so it is kept
 and still looks blank; and one-column metadata has no header line (the projector reads a first
 line as a header only if it has a tab; it names the single column "label").
 
 Label images must be square (the projector requires it) with C = 1 or 3 (or 4, alpha dropped);
-floats are scaled by 255, clipped and truncated as the anchors do, uint8 is kept (the anchors
+floats are scaled by 255, clipped and truncated as tensorboardX and torch do, uint8 is kept (they
 multiply it by 255 too, turning every non-zero pixel white).
 
 Format notes: docs/FORMAT.md §4.11.
@@ -33,7 +33,13 @@ from typing import Any
 
 import numpy as np
 
-from .._common.convert import as_array, as_numeric_array, check_tag
+from .._common.convert import (
+    as_array,
+    as_native_array,
+    as_numeric_array,
+    check_numeric,
+    check_tag,
+)
 
 __all__ = [
     "MAX_SPRITE_SIZE",
@@ -51,7 +57,8 @@ _ROWS_PER_CHUNK = 4096
 
 
 def encode_tag(tag: str) -> str:
-    """One safe path component for ``tag`` (the anchors' %-encoding, made traversal-proof)."""
+    """One safe path component for ``tag``: tensorboardX's and torch's %-encoding, made
+    traversal-proof."""
     name = tag.replace("%", "%25").replace("/", "%2f").replace("\\", "%5c").replace("\0", "%00")
     if name in ("", ".", ".."):
         name = name.replace(".", "%2e") or "%"
@@ -185,7 +192,7 @@ def _single(tag: str, index: int, row: Any) -> Any:
 
 
 def _tiles(tag: str, label_img: Any, count: int) -> np.ndarray:
-    images = as_array(label_img, tag, "label_img")
+    images = as_native_array(label_img, tag, "label_img")
     if images.ndim != 4:
         raise ValueError(f"{tag!r}: label_img must be [N, C, H, W], got shape {images.shape}")
     if images.shape[0] != count:
@@ -199,9 +206,7 @@ def _tiles(tag: str, label_img: Any, count: int) -> np.ndarray:
         raise ValueError(
             f"{tag!r}: label_img must be square images (H == W), got shape {images.shape}"
         )
-    if images.dtype.kind not in "biuf":
-        raise TypeError(f"{tag!r}: label_img must be numeric, got dtype {images.dtype}")
-    return images
+    return check_numeric(images, "label_img", tag=tag)
 
 
 def sprite_image(tag: str, label_img: Any, count: int) -> tuple[np.ndarray, tuple[int, int]]:

@@ -22,6 +22,7 @@ from .._common.convert import (
     as_float64_array,
     as_real_array,
     check_int,
+    check_numeric,
     tagged,
     to_float,
 )
@@ -31,7 +32,7 @@ from .metadata import PLUGIN_HISTOGRAMS, metadata_bytes
 from .tensor import tensor_bytes, tensor_value
 
 if TYPE_CHECKING:
-    from .._histogram import LegacyHistogram, NonFinite
+    from .._histogram import LegacyHistogram, NonFinite, VariableStats
 
 __all__ = [
     "MAX_BUCKETS",
@@ -39,7 +40,9 @@ __all__ = [
     "legacy_histogram_value",
     "raw_histogram_value",
     "tensorboardx_histogram",
+    "tf1_histogram_value",
     "tf2_histogram_value",
+    "variable_summaries",
 ]
 
 #: Most buckets one histogram may have. TensorBoard redraws every histogram with 30 bins, and a
@@ -109,6 +112,25 @@ def tensorboardx_histogram(tag: str, values: Any, bins: Any, max_bins: Any) -> L
     if histogram.capped:
         warn_user(f"{tag!r}: {histogram.capped}", BinCountCappedWarning)
     return histogram
+
+
+def tf1_histogram_value(tag: str, values: Any) -> tuple[bytes, NonFinite]:
+    """Legacy value of TF1's histogram of ``values`` (``tf.compat.v1.summary.histogram``: the
+    sum computed exactly), and the non-finite values it left out."""
+    from .._histogram import tf1_histogram
+
+    array = check_numeric(as_array(values, tag), "values", tag=tag)
+    histogram = tagged(tag, tf1_histogram, array, exact_sum=True)
+    return legacy_histogram_value(tag, histogram), histogram.nonfinite
+
+
+def variable_summaries(tag: str, values: Any) -> tuple[VariableStats, bytes]:
+    """Mean, stddev, min and max of ``values`` and the legacy value of their TF1 histogram
+    (tagged ``{tag}/histogram``), from one pass over the data (``add_variable_summaries``)."""
+    from .._histogram import variable_stats
+
+    stats = tagged(tag, variable_stats, as_array(values, tag))
+    return stats, legacy_histogram_value(f"{tag}/histogram", stats.histogram)
 
 
 def tf2_histogram_value(

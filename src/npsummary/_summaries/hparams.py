@@ -23,7 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from .._common.convert import as_native_array, check_tag, to_float, to_float32_range
+from .._common.convert import (
+    as_native_array,
+    check_tag,
+    is_numeric,
+    scalar_dict,
+    to_float,
+)
 from .metadata import PLUGIN_HPARAMS
 
 __all__ = [
@@ -57,7 +63,7 @@ def _hparam_value(key: str, value: Any, where: str = "hparam_dict") -> HParamVal
         return to_float(value, key, f"{where} value")  # beyond float64: saturated, as scalars
     elif hasattr(value, "__array__") and not isinstance(value, (bytes, dict)):
         array = as_native_array(value, key, f"{where} value")
-        if array.size == 1 and array.dtype.kind in "biuf":
+        if array.size == 1 and is_numeric(array.dtype):
             return to_float(array, key, f"{where} value")
     raise TypeError(
         f"{where}[{key!r}]: value must be a bool, int, float, str or NumPy scalar, "
@@ -102,16 +108,7 @@ def _summary(tag: str, content: Any) -> bytes:
 def metric_values(metric_dict: Any) -> list[tuple[str, float]]:
     """Check ``metric_dict`` (tag -> real number) and return its items in order, each value
     saturated to float32's range as ``add_scalar`` stores it."""
-    if not isinstance(metric_dict, Mapping):
-        raise TypeError(
-            f"add_hparams: metric_dict must be a dict of tag -> number, "
-            f"got {type(metric_dict).__name__}"
-        )
-    out = []
-    for key, value in metric_dict.items():
-        tag = check_tag(key, "add_hparams: metric_dict key")
-        out.append((tag, to_float32_range(to_float(value, tag, "metric_dict value"))))
-    return out
+    return scalar_dict(metric_dict, "metric_dict")
 
 
 def hparams_summaries(

@@ -17,25 +17,20 @@ from typing import Any
 
 import numpy as np
 
-from .._common.convert import as_array, as_numeric_array, to_positive_float
+from .._common.convert import as_native_array, as_numeric_array, check_numeric, to_positive_float
 from .._format.png import encode_png
 from .._imaging.boxes import draw_boxes, resize_lanczos
+from .._imaging.dataformats import parse_layout
 
 __all__ = ["image_boxes_value"]
 
+_LAYOUTS = ("CHW", "HW")
+
 
 def _hwc(tag: str, data: Any, dataformats: Any) -> np.ndarray:
-    if not isinstance(dataformats, str):
-        raise TypeError(f"{tag!r}: dataformats must be a str, got {type(dataformats).__name__}")
-    layout = dataformats.upper()
-    array = as_array(data, tag, "img_tensor")
-    if sorted(layout) not in (sorted("CHW"), sorted("HW")) or array.ndim != len(layout):
-        raise ValueError(
-            f"{tag!r}: dataformats must be a permutation of 'CHW' or 'HW' matching the image's "
-            f"rank, got {dataformats!r} for shape {array.shape}"
-        )
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"{tag!r}: image data must be numeric, got dtype {array.dtype}")
+    array = as_native_array(data, tag, "img_tensor")
+    layout = parse_layout(dataformats, _LAYOUTS, kind="image", tag=tag, shape=array.shape)
+    check_numeric(array, "img_tensor", tag=tag)
     if layout.find("C") < 0:
         array = array.transpose([layout.index(axis) for axis in "HW"])[..., None]
     else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._common.messages import parse_message, serialized_message
+from .._common.messages import message_bytes, parse_message
 from .._format.wire import encode_metadata
 
 __all__ = [
@@ -88,5 +88,5 @@ def metadata_message(metadata: Any, tag: str, name: str) -> Any:
     """
     from .. import proto
 
-    data = serialized_message(metadata, f"{tag!r}: {name}")
+    data = message_bytes(metadata, "SummaryMetadata", f"{tag!r}: {name}")
     return parse_message(proto.SummaryMetadata, data, f"{tag!r}: {name}")

@@ -8,8 +8,9 @@ positives, true negatives, false negatives, precision and recall at the threshol
 The curve is computed as tensorboardX's ``compute_curve`` does (TensorBoard's own ``pr_curve``
 algorithm): each prediction falls in bucket ``floor(p * (num_thresholds - 1))``; weighted label
 counts per bucket are summed from the top, so column ``i`` counts predictions ``>= i / (n - 1)``.
-Unlike the anchors, ``num_thresholds`` is not capped at 127, and labels outside {0, 1} and
-predictions that are not finite or not in [0, 1] raise instead of producing a wrong curve.
+Unlike tensorboardX and torch, ``num_thresholds`` is not capped at 127, and labels outside
+{0, 1} and predictions that are not finite or not in [0, 1] raise instead of producing a wrong
+curve.
 
 Format notes: docs/FORMAT.md §4.7.
 """

@@ -81,8 +81,8 @@ def _payload(flat: np.ndarray, field: str) -> bytes:
     return b"".join(parts)
 
 
-def _tensor_bytes(array: np.ndarray, field: str) -> bytes:
-    dtype = DTYPE_NUMBERS.get(array.dtype.name, _DT_BFLOAT16)
+def _tensor_bytes(array: np.ndarray, name: str, field: str) -> bytes:
+    dtype = DTYPE_NUMBERS.get(name, _DT_BFLOAT16)
     dims = b"".join(
         encode_length_delimited(2, b"\x08" + encode_varint(int(size)) if size else b"")
         for size in array.shape
@@ -103,10 +103,15 @@ def tensor_value(tag: str, data: Any) -> bytes:
     Raises:
       ValueError: the dtype is not supported or the tensor is 2 GiB or more.
     """
+    # A torch bfloat16 tensor reaches NumPy as float32 (as_array): it is still written as the
+    # bfloat16 tensor torch writes.
+    torch_bfloat16 = str(getattr(data, "dtype", "")) == "torch.bfloat16"
     array = as_array(data, tag)
-    field = _FIELDS.get(array.dtype.name)
+    name = "bfloat16" if torch_bfloat16 else array.dtype.name
+    field = _FIELDS.get(name)
     if field is None:
         raise ValueError(f"{tag!r}: add_tensor does not support dtype {array.dtype}")
-    if array.size * array.dtype.itemsize >= _LIMIT:
-        raise ValueError(f"{tag!r}: tensor of {array.nbytes} bytes exceeds protobuf's 2 GiB limit")
-    return encode_value(tag, 8, _tensor_bytes(array, field), metadata_bytes(PLUGIN_TENSOR))
+    nbytes = array.size * (2 if torch_bfloat16 else array.dtype.itemsize)
+    if nbytes >= _LIMIT:
+        raise ValueError(f"{tag!r}: tensor of {nbytes} bytes exceeds protobuf's 2 GiB limit")
+    return encode_value(tag, 8, _tensor_bytes(array, name, field), metadata_bytes(PLUGIN_TENSOR))

@@ -3,11 +3,11 @@
 The input is ``[N, T, C, H, W]`` (or any permutation named by ``dataformats``). As in
 tensorboardX and torch, the N clips are tiled into one grid per frame: N is padded with black
 clips to a power of two, the grid has ``2 ** ((bit_length(N) - 1) // 2)`` rows, and each frame
-becomes one GIF frame. Pixel values follow the anchors exactly: uint8 is divided by 255 in
-float32 and multiplied back (so the anchors' float rounding is reproduced), floats in [0, 1] are
+becomes one GIF frame. Pixel values follow tensorboardX and torch exactly: uint8 is divided by
+255 in float32 and multiplied back (so their float rounding is reproduced), floats in [0, 1] are
 multiplied by 255, clipped (as torch does; tensorboardX wraps around) and truncated. NaN is
 drawn as 0 and reported. C is 1 (gray), 3 (RGB) or 4 (RGBA, alpha dropped: GIF has only
-on/off transparency); ``colorspace`` records C as the anchors do.
+on/off transparency); ``colorspace`` records C as they do.
 
 The GIF is encoded by :mod:`npsummary._format.gif` (no moviepy); each frame lasts
 ``int(100 / fps)`` hundredths of a second, what Pillow stores for moviepy's ``1000 / fps`` ms.
@@ -24,6 +24,7 @@ import numpy as np
 
 from .._common.convert import as_numeric_array, to_positive_float
 from .._format.gif import encode_gif
+from .._imaging.dataformats import parse_layout
 
 __all__ = ["prepare_video", "video_value"]
 
@@ -31,18 +32,11 @@ _ORDER = "NTCHW"
 
 
 def _ntchw(tag: str, data: Any, dataformats: Any) -> np.ndarray:
-    if not isinstance(dataformats, str):
-        raise TypeError(f"{tag!r}: dataformats must be a str, got {type(dataformats).__name__}")
-    layout = dataformats.upper()
-    if len(layout) == 4 and "N" not in layout:
-        layout = "N" + layout  # one clip
-        data = as_numeric_array(data, tag, "vid_tensor")[None]
-    if sorted(layout) != sorted(_ORDER):
-        raise ValueError(
-            f"{tag!r}: dataformats must be a permutation of 'NTCHW' (or of 'TCHW'), "
-            f"got {dataformats!r}"
-        )
+    layout = parse_layout(dataformats, (_ORDER, "TCHW"), kind="video", tag=tag)
     array = as_numeric_array(data, tag, "vid_tensor")
+    if len(layout) == 4:
+        layout = "N" + layout  # one clip
+        array = array[None]
     if array.ndim != 5:
         raise ValueError(f"{tag!r}: a video must be 5-D ({dataformats}), got shape {array.shape}")
     video = array.transpose([layout.index(axis) for axis in _ORDER])
@@ -55,7 +49,8 @@ def _ntchw(tag: str, data: Any, dataformats: Any) -> np.ndarray:
 
 def _to_uint8(video: np.ndarray, padded: bool, report_nan: Callable[[int], None]) -> np.ndarray:
     if video.dtype == np.uint8:
-        # The anchors compute uint8(float32(x) / 255 * 255), in float64 when N was padded.
+        # tensorboardX and torch compute uint8(float32(x) / 255 * 255), in float64 when N was
+        # padded.
         levels = np.float32(np.arange(256, dtype=np.float32) / np.float32(255.0))
         scaled = levels.astype(np.float64) * 255.0 if padded else levels * np.float32(255.0)
         lut = np.clip(scaled, 0, 255).astype(np.uint8)
@@ -73,7 +68,8 @@ def _to_uint8(video: np.ndarray, padded: bool, report_nan: Callable[[int], None]
 
 
 def prepare_video(video: np.ndarray, report_nan: Callable[[int], None]) -> np.ndarray:
-    """uint8 frames ``[T, rows * H, cols * W, C]`` from ``[N, T, C, H, W]`` (anchors' grid)."""
+    """uint8 frames ``[T, rows * H, cols * W, C]`` from ``[N, T, C, H, W]``, in tensorboardX's
+    and torch's grid."""
     n, t, c, h, w = video.shape
     padded_n = n if n & (n - 1) == 0 else 1 << n.bit_length()
     pixels = _to_uint8(video, padded_n != n, report_nan)

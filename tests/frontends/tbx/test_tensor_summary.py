@@ -44,6 +44,16 @@ def test_bytes_equal_torch(array: np.ndarray) -> None:
     assert tensor_value("t", array) == theirs.SerializeToString()
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_torch_bfloat16_tensor_bytes_equal_torch(requires_grad: bool) -> None:
+    # NumPy has no bfloat16: the tensor reaches us as float32 and is written as torch writes it.
+    torch = pytest.importorskip("torch")
+    torch_summary = pytest.importorskip("torch.utils.tensorboard.summary")
+    tensor = torch.tensor([[0.5, -3.0], [1e30, 0.1]], dtype=torch.bfloat16)
+    theirs = torch_summary.tensor_proto("t", tensor).value[0]
+    assert tensor_value("t", tensor.requires_grad_(requires_grad)) == theirs.SerializeToString()
+
+
 @pytest.mark.fuzz
 @settings(max_examples=examples(40), deadline=None)
 @given(

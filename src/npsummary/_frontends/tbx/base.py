@@ -80,10 +80,9 @@ class TbxWriterBase(RankGated, WriterHandle):
         else:  # tensorboardX's write_to_disk=False: every call checked, nothing written
             writer = EventWriter(NullSink())
         if self._purge_step is not None:
-            from ... import proto
+            from ..._summaries.events import session_start_event
 
-            event = proto.Event(step=self._purge_step, wall_time=time.time())
-            event.session_log.status = proto.SESSION_LOG_START
+            event = session_start_event(self._purge_step, time.time())
             # TensorBoard's Python loader takes the first START of a run as the session's
             # beginning and purges (steps >= START.step) only on a later one. The crashed
             # writer usually wrote none, so write two: the second purges in every case.

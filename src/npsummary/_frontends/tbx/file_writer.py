@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..._common.convert import to_step, to_walltime
-from ..._common.messages import parse_message
+from ..._common.messages import message_bytes, parse_message
 from ..._format.wire import encode_event
 from ..._sinks.base import EventSink
 
-__all__ = ["MetadataDefaults", "RunFileWriter", "message_bytes"]
+__all__ = ["MetadataDefaults", "RunFileWriter"]
 
 
 class MetadataDefaults:
@@ -42,22 +42,6 @@ class MetadataDefaults:
             yield
         finally:
             self.step = self.walltime = None
-
-
-def message_bytes(message: Any, kind: str, what: str) -> bytes:
-    """Serialized ``message``: bytes as given, or any protobuf message whose type is ``kind``
-    (``Summary``, ``Event``, ``GraphDef`` …) in whichever package: npsummary's, TensorBoard's,
-    tensorboardX's or torch's (all share the wire format)."""
-    if isinstance(message, (bytes, bytearray, memoryview)):
-        return bytes(message)
-    descriptor = getattr(message, "DESCRIPTOR", None)
-    name = getattr(descriptor, "name", None)
-    if name != kind or not hasattr(message, "SerializeToString"):
-        raise TypeError(
-            f"{what}: expected a {kind} protobuf message or its serialized bytes, "
-            f"got {type(message).__module__}.{type(message).__name__}"
-        )
-    return bytes(message.SerializeToString())
 
 
 class RunFileWriter:
@@ -120,21 +104,13 @@ class RunFileWriter:
     def add_graph(self, graph_profile: Any, walltime: Any = None) -> None:
         """Write a graph: a ``GraphDef`` (message or bytes), or torch's ``(GraphDef,
         RunMetadata)`` pair, whose step stats go in a ``TaggedRunMetadata`` tagged ``step1``."""
-        from ... import proto
+        from ..._summaries.events import graph_events
 
         stats = None
         if isinstance(graph_profile, tuple) and len(graph_profile) == 2:
             graph_profile, stats = graph_profile
         _, wall = self._stamp(None, walltime, "add_graph")
-        graph = message_bytes(graph_profile, "GraphDef", "add_graph")
-        events = [proto.Event(wall_time=wall, graph_def=graph)]
-        if stats is not None:
-            event = proto.Event(wall_time=wall)
-            event.tagged_run_metadata.tag = "step1"
-            event.tagged_run_metadata.run_metadata = message_bytes(
-                stats, "RunMetadata", "add_graph"
-            )
-            events.append(event)
+        events = graph_events(graph_profile, "add_graph", run_metadata=stats, wall_time=wall)
         sink = self._sink()
         for event in events:
             sink.write(bytes(event.SerializeToString()))

@@ -165,7 +165,7 @@ class PluginMethods(TbxWriterBase):
           predictions: probabilities in [0, 1], as many as labels.
           global_step: step (default: the writer's step).
           num_thresholds: thresholds ``i / (num_thresholds - 1)``; 2 to 2**20, not capped at
-            127 as in the anchors.
+            127 as in tensorboardX and torch.
           weights: optional non-negative weight per prediction (or one scalar).
           walltime: event time in seconds since the epoch (default now).
 
@@ -197,7 +197,7 @@ class PluginMethods(TbxWriterBase):
 
         Each row is 1-D with one entry per threshold, all of one length; ``num_thresholds`` is
         stored in the metadata (TensorBoard plots the rows' length). ``weights`` is accepted and
-        ignored, as in the anchors.
+        ignored, as in tensorboardX and torch.
 
         Raises:
           TypeError: a non-numeric row. ValueError: a row is not 1-D, lengths differ, or a row
@@ -223,8 +223,8 @@ class PluginMethods(TbxWriterBase):
     def add_custom_scalars(self, layout: dict[str, dict[str, list[Any]]]) -> None:
         """Define the Custom Scalars dashboard's charts: ``{category: {title: [kind, tags]}}``
         with kind ``'Multiline'`` (tags are regexes of scalar tags) or ``'Margin'`` (exactly
-        three tags: value, lower, upper). Written at step 0, as in the anchors; TensorBoard uses
-        the run's latest layout.
+        three tags: value, lower, upper). Written at step 0, as in tensorboardX and torch;
+        TensorBoard uses the run's latest layout.
 
         Raises:
           TypeError: a malformed layout. ValueError: a margin chart without 3 tags.

@@ -1,10 +1,10 @@
 """Scalar methods of ``SummaryWriter``: ``add_scalar`` and ``add_scalars``, written as
 tensorboardX and torch write them (a float32 ``simple_value``, :mod:`npsummary._summaries.scalar`).
 
-``add_scalar`` takes both anchors' arguments. Positions 5 and 6 differ between them
-(tensorboardX: ``display_name, summary_description``; torch: ``new_style, double_precision``):
-npsummary keeps tensorboardX's names there, takes torch's as keywords, and reads a positional
-bool as torch's and a str as tensorboardX's.
+``add_scalar`` takes the arguments of both tensorboardX and torch. Positions 5 and 6 differ
+between them (tensorboardX: ``display_name, summary_description``; torch: ``new_style,
+double_precision``): npsummary keeps tensorboardX's names there, takes torch's as keywords, and
+reads a positional bool as torch's and a str as tensorboardX's.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._common.convert import check_tag, check_text, to_float, to_float32_range
+from ..._common.convert import check_text, scalar_dict, to_float, to_float32_range
 from ..._common.types import ScalarLike, StepLike
 from ..._core.event_writer import subrun_name
 from ..._summaries.scalar import torch_scalar_value
@@ -135,15 +135,7 @@ class ScalarMethods(TbxWriterBase):
           OSError: a sub-run could not be created; nothing was written.
         """
         main_tag, step, wall = self._resolve(main_tag, global_step, walltime)
-        if not isinstance(tag_scalar_dict, dict):
-            raise TypeError(
-                f"{main_tag!r}: tag_scalar_dict must be a dict of name -> value, "
-                f"got {type(tag_scalar_dict).__name__}"
-            )
-        values = []
-        for key, value in tag_scalar_dict.items():
-            key = check_tag(key, f"{main_tag!r}: key of tag_scalar_dict")
-            values.append((key, to_float32_range(to_float(value, f"{main_tag}/{key}"))))
+        values = scalar_dict(tag_scalar_dict, "tag_scalar_dict", tag=main_tag)
         writer = self._get_writer()
         # Every sub-run is opened before any is written: a sub-run that cannot be created (EACCES,
         # EMFILE, ...) fails the call before it logged anything.

@@ -8,11 +8,9 @@ import os
 from typing import Any
 
 from ..._common.convert import (
-    as_array,
     as_native_array,
     check_int,
     check_text,
-    tagged,
     to_float32_range,
 )
 from ..._common.types import ArrayLike, NonFinitePolicy, ScalarLike, StepLike
@@ -222,12 +220,11 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         Raises:
           TypeError, ValueError: bad input, naming the tag.
         """
-        from ..._histogram import variable_stats
-        from ..._summaries.histogram import legacy_histogram_value
+        from ..._summaries.histogram import variable_summaries
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
-        stats = tagged(tag, variable_stats, as_array(values, tag))
+        stats, histogram = variable_summaries(tag, values)
         writer = self._get_writer()
         writer.check_nonfinite(tag, stats.histogram.nonfinite, policy)
         encode = writer.simple_scalars.encode
@@ -240,7 +237,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
                 ("min", stats.min),
             )
         ]
-        values_out.append(legacy_histogram_value(f"{tag}/histogram", stats.histogram))
+        values_out.append(histogram)
         writer.write_values(values_out, step, wall)
 
     # -- text and audio ---------------------------------------------------------------------------

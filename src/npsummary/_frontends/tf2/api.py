@@ -31,7 +31,7 @@ from ..._common.convert import (
     to_float32_range,
     to_step,
 )
-from ..._common.messages import check_event_size
+from ..._common.messages import check_event_size, message_bytes, parse_message
 from ..._common.types import ArrayLike, ScalarLike, StepLike
 from ..._core.event_writer import EventWriter
 from ..._summaries.metadata import metadata_message
@@ -291,24 +291,13 @@ def _serialized_summaries(tensor: Any, label: str) -> list[bytes]:
         items = [items]
     if isinstance(items, np.ndarray):
         items = items.reshape(-1).tolist()
-    parts = []
-    for i, item in enumerate(as_list(items, label, "tensor")):
-        if hasattr(item, "SerializeToString"):
-            item = item.SerializeToString()
-        if not isinstance(item, (bytes, bytearray)):
-            raise TypeError(
-                f"{label}: tensor[{i}] must be a serialized Summary (bytes), "
-                f"got {type(item).__name__}"
-            )
-        parts.append(bytes(item))
+    parts = [
+        message_bytes(item, "Summary", f"{label}: tensor at index {i}")
+        for i, item in enumerate(as_list(items, label, "tensor"))
+    ]
     check_event_size(sum(map(len, parts)), label)  # before parsing or joining anything that big
     for i, part in enumerate(parts):
-        try:
-            proto.Summary.FromString(part)
-        except Exception as exc:
-            raise ValueError(
-                f"{label}: tensor: bad Summary binary proto at index {i}: {exc}"
-            ) from exc
+        parse_message(proto.Summary, part, f"{label}: tensor at index {i}")
     return parts
 
 

@@ -16,16 +16,15 @@ from ..._common.convert import (
     check_int,
     check_tag,
     check_text,
-    real_dtype,
     to_float,
     to_float32_range,
 )
 from ..._common.errors import warn_user
-from ..._common.messages import parse_message, serialized_message
+from ..._common.messages import message_bytes, parse_message
 from ..._common.types import ArrayLike, ScalarLike
 from ..._format.wire import encode_summary, legacy_scalar_value
 from ..._summaries.audio import audio_clips, legacy_audio_values
-from ..._summaries.histogram import legacy_histogram_value
+from ..._summaries.histogram import tf1_histogram_value
 from ..._summaries.image import tf1_image_values
 from ..._summaries.metadata import metadata_message
 from ..._summaries.tensor import as_tensor_array, tensor_bytes, tensor_value
@@ -34,13 +33,10 @@ from ..context import state, v1_state
 from .description import SummaryDescription, get_summary_description
 from .file_writer import FileWriter
 
+# npsummary.v1 re-exports these, and adds the protobuf classes (Event, Summary, ...) lazily.
 __all__ = [
-    "Event",  # noqa: F822 (lazy, see __getattr__)
     "FileWriter",
-    "SessionLog",  # noqa: F822 (lazy, see __getattr__)
-    "Summary",  # noqa: F822 (lazy, see __getattr__)
     "SummaryDescription",
-    "TaggedRunMetadata",  # noqa: F822 (lazy, see __getattr__)
     "audio",
     "clean_tag",
     "get_summary_description",
@@ -58,15 +54,6 @@ SUMMARIES = "summaries"  # tf.compat.v1.GraphKeys.SUMMARIES
 MAX_PENDING = 10_000
 
 _INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w.]")
-
-
-def __getattr__(name: str) -> Any:
-    # Proto classes, imported lazily to keep `import npsummary.v1` light.
-    if name in ("Event", "SessionLog", "Summary", "TaggedRunMetadata"):
-        from ... import proto
-
-        return getattr(proto, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _fresh(round_: int) -> bool:
@@ -188,18 +175,13 @@ def histogram(
 ) -> bytes:
     """``tf.compat.v1.summary.histogram``: a legacy ``HistogramProto`` with TF1's buckets
     (NaN or infinite values raise ``ValueError``, as the TF1 op fails)."""
-    from ..._histogram import tf1_histogram
-
     tag = _summary_tag(name, family)
-    array = as_array(values, tag)
-    if array.dtype.kind not in "biuf" and real_dtype(array.dtype) is None:
-        raise TypeError(f"{tag!r}: histogram values must be real numbers, got {array.dtype}")
-    h = tf1_histogram(array, exact_sum=True)
-    if h.nonfinite.nan:
+    value, nonfinite = tf1_histogram_value(tag, values)
+    if nonfinite.nan:
         raise ValueError(f"Nan in summary histogram for: {tag}")
-    if h.nonfinite.total:
+    if nonfinite.total:
         raise ValueError(f"Infinity in summary histogram for: {tag}")
-    return _collect(_one_value(legacy_histogram_value(tag, h)), collections, tag)
+    return _collect(_one_value(value), collections, tag)
 
 
 def image(
@@ -278,7 +260,7 @@ def tensor_summary(
 def _summary_bytes_of(item: Any, what: str) -> bytes:
     if isinstance(item, np.ndarray) and item.dtype.kind in "SO":
         return b"".join(_summary_bytes_of(x, what) for x in item.reshape(-1))
-    return serialized_message(item, what)
+    return message_bytes(item, "Summary", what)
 
 
 def merge(

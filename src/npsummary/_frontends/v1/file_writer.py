@@ -8,7 +8,7 @@ from typing import Any
 
 from ..._common.convert import check_tag, to_step
 from ..._common.errors import warn_user
-from ..._common.messages import check_event_size, parse_message, serialized_message
+from ..._common.messages import check_event_size, message_bytes, parse_message
 from ..._common.types import StepLike
 from ..._core.event_writer import ClosingContext, EventWriter, LogdirTarget, SinkOptions
 from ..._core.ranks import RankGated, Ranks
@@ -112,7 +112,7 @@ class FileWriter(RankGated, ClosingContext):
         v1_state.round += 1
         if summary is None:
             return
-        data = serialized_message(summary, "summary")
+        data = message_bytes(summary, "Summary", "summary")
         check_event_size(len(data), "summary")
         parsed = parse_message(proto.Summary, data, "summary")
         self._follow_file()
@@ -143,7 +143,7 @@ class FileWriter(RankGated, ClosingContext):
         """Write an ``Event`` proto (or its serialized bytes) as is."""
         from ... import proto
 
-        data = serialized_message(event, "event")
+        data = message_bytes(event, "Event", "event")
         check_event_size(len(data), "event")
         parse_message(proto.Event, data, "event")  # never write a record TensorBoard can't parse
         writer = self._get_writer()
@@ -152,40 +152,33 @@ class FileWriter(RankGated, ClosingContext):
 
     def add_session_log(self, session_log: Any, global_step: StepLike = None) -> None:
         """Write a ``SessionLog`` (e.g. ``SessionLog(status=SessionLog.START)``)."""
-        from ... import proto
+        from ..._summaries.events import session_log_event
 
-        data = serialized_message(session_log, "session_log")
-        event = proto.Event()
-        event.session_log.CopyFrom(parse_message(proto.SessionLog, data, "session_log"))
-        self._write(event, global_step)
+        self._write(session_log_event(session_log), global_step)
 
     def add_graph(self, graph: Any, global_step: StepLike = None, graph_def: Any = None) -> None:
         """Write a ``GraphDef`` (``graph``, or the deprecated ``graph_def``) as ``graph_def``."""
-        from ... import proto
+        from ..._summaries.events import graph_events
 
         source, what = (graph, "graph") if graph is not None else (graph_def, "graph_def")
         if source is None:
             raise ValueError("add_graph needs a graph or a graph_def")
         if hasattr(source, "as_graph_def"):
             source = source.as_graph_def()
-        event = proto.Event(graph_def=serialized_message(source, what))
+        (event,) = graph_events(source, what)
         self._write(event, global_step)
 
     def add_meta_graph(self, meta_graph_def: Any, global_step: StepLike = None) -> None:
         """Write a ``MetaGraphDef`` (a message or its bytes) as ``meta_graph_def``."""
-        from ... import proto
+        from ..._summaries.events import meta_graph_event
 
-        event = proto.Event(meta_graph_def=serialized_message(meta_graph_def, "meta_graph_def"))
-        self._write(event, global_step)
+        self._write(meta_graph_event(meta_graph_def), global_step)
 
     def add_run_metadata(self, run_metadata: Any, tag: str, global_step: StepLike = None) -> None:
         """Write a ``RunMetadata`` (a message or its bytes) as ``tagged_run_metadata``."""
-        from ... import proto
+        from ..._summaries.events import run_metadata_event
 
-        event = proto.Event()
-        event.tagged_run_metadata.tag = check_tag(tag, "tag")
-        event.tagged_run_metadata.run_metadata = serialized_message(run_metadata, "run_metadata")
-        self._write(event, global_step)
+        self._write(run_metadata_event(run_metadata, check_tag(tag, "tag")), global_step)
 
     def flush(self) -> None:
         """Write everything added so far to disk."""
