@@ -18,12 +18,11 @@ import pytest
 pytest.importorskip("s3fs", reason="the S3 tests need s3fs (pip install s3fs 'moto[server]')")
 pytest.importorskip("moto", reason="the S3 tests need moto[server]")
 
-from test_reader_remote import KEYS, assert_same_logdata, same, write_logdir
-
 from npsummary import reader
 from npsummary._format.record import frame_record
 from npsummary.proto import Event
 from npsummary.reader import _framing
+from remote_logdir import KEYS, assert_same_logdata, same, write_logdir
 from s3server import BUCKET, FaultProxy, MotoServer, list_objects, s3_stack
 
 pytestmark = pytest.mark.remote
