@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._common.compat_errors import DataformatsError
 from .grid import make_grid
 from .pixels import CHANNELS, as_image_array, parse_layout, who
 
@@ -23,6 +24,15 @@ __all__ = ["to_hwc", "to_nhwc"]
 
 _LAYOUTS = {2: "HW", 3: "HWC", 4: "NCHW"}
 _BATCH_LAYOUTS = {3: "NHW", 4: "NCHW"}
+
+
+def _parse(dataformats: object, kind: str, tag: str) -> str:
+    """:func:`parse_layout`, its ``ValueError`` (a letter twice, or not N/C/H/W) raised as a
+    :class:`DataformatsError`, which is also the ``AssertionError`` of tensorboardX and torch."""
+    try:
+        return parse_layout(dataformats, kind, tag)
+    except ValueError as exc:
+        raise DataformatsError(str(exc)) from None
 
 
 def _layout_error(kind: str, tag: str, fmt: str, shape: tuple[int, ...]) -> str:
@@ -45,12 +55,12 @@ def _transpose(
     if expected is None or set(fmt) != set(expected):
         names = [repr(v) for v in layouts.values()]
         options = ", ".join(names[:-1]) + " or " + names[-1]
-        raise ValueError(
+        raise DataformatsError(
             f"{who(kind, tag)}: dataformats {fmt!r} must be a permutation of {options}, "
             f"got shape {arr.shape}"
         )
     if arr.ndim != len(fmt) or ("C" in fmt and arr.shape[fmt.index("C")] not in CHANNELS):
-        raise ValueError(_layout_error(kind, tag, fmt, arr.shape))
+        raise DataformatsError(_layout_error(kind, tag, fmt, arr.shape))
     out: np.ndarray = arr.transpose([fmt.index(ch) for ch in target if ch in fmt])
     return out
 
@@ -66,7 +76,7 @@ def to_hwc(image: Any, dataformats: str = "CHW", *, tag: str = "") -> np.ndarray
         the message names the shape received and the layout expected.
     """
     arr = as_image_array(image)
-    fmt = parse_layout(dataformats, "image", tag)
+    fmt = _parse(dataformats, "image", tag)
     if len(fmt) == 4:
         batch = _to_nhwc(arr, fmt, "image", tag)
         if batch.shape[0] == 0:
@@ -89,7 +99,7 @@ def to_nhwc(images: Any, dataformats: str = "NCHW", *, tag: str = "") -> np.ndar
     Raises:
       ValueError: as ``to_hwc``.
     """
-    fmt = parse_layout(dataformats, "images", tag)
+    fmt = _parse(dataformats, "images", tag)
     return _to_nhwc(as_image_array(images), fmt, "images", tag)
 
 

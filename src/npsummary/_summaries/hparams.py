@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._common.compat_errors import HparamValueTypeError
 from .._common.convert import as_native_array, check_tag, to_float, to_float32_range
 from .metadata import PLUGIN_HPARAMS
 
@@ -59,7 +60,7 @@ def _hparam_value(key: str, value: Any, where: str = "hparam_dict") -> HParamVal
         array = as_native_array(value, key, f"{where} value")
         if array.size == 1 and array.dtype.kind in "biuf":
             return to_float(array, key, f"{where} value")
-    raise TypeError(
+    raise HparamValueTypeError(
         f"{where}[{key!r}]: value must be a bool, int, float, str or NumPy scalar, "
         f"got {type(value).__name__}"
     )

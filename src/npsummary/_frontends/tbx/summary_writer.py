@@ -291,6 +291,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         Raises:
           TypeError, ValueError: bad input, naming the tag.
         """
+        from ..._common.compat_errors import AudioShapeError
         from ..._summaries.audio import audio_clips, legacy_audio_value
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
@@ -298,7 +299,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         if sound.ndim == 1 or (sound.ndim == 2 and sound.shape[0] == 1):
             sound = sound.reshape(-1, 1)
         if sound.ndim != 2:
-            raise ValueError(
+            raise AudioShapeError(
                 f"{tag!r}: audio must have shape (L,), (1, L) or (L, C), got {sound.shape}"
             )
         rate = check_int(sample_rate, "sample_rate", tag=tag, minimum=1, maximum=0xFFFFFFFF)
