@@ -105,8 +105,10 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
           tag: the histogram's name.
           values: the data.
           global_step, walltime: as :meth:`add_scalar`.
-          bins: ``'tensorflow'`` (default) uses TF1's 1551 exponential buckets exactly as TF's
-            C++ op does, with empty runs collapsed; an int gives that many equal-width bins, a
+          bins: ``'tensorflow'`` (default) stands for :attr:`default_bins`, the exponential
+            edges ``±1e-12 * 1.1**k``, with the buckets tensorboardX and torch write (empty
+            buckets between the first and last non-empty one kept; ``npsummary.v1.histogram``
+            writes TF1's collapsed form); an int gives that many equal-width bins, a
             sequence gives explicit edges, and NumPy's rule names (``'auto'``, ``'fd'``, …,
             following the installed NumPy) are accepted, capped at 10,000 bins with a
             :class:`~npsummary.BinCountCappedWarning`.
