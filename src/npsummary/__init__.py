@@ -53,6 +53,7 @@ from ._sinks.base import EventSink, MemorySink
 from ._sinks.file import FileSink
 
 if TYPE_CHECKING:
+    from ._frontends.tbx.flavours import TensorboardXSummaryWriter
     from ._frontends.tbx.patch import patch, unpatch
     from ._sinks.segments import SegmentSink
 
@@ -69,6 +70,7 @@ __all__ = [
     "SegmentSink",
     "SummaryFileWriter",
     "SummaryWriter",
+    "TensorboardXSummaryWriter",
     "__version__",
     "audio",
     "create_file_writer",
@@ -102,6 +104,7 @@ _LAZY = {
     "patch": ("._frontends.tbx.patch", "patch"),
     "unpatch": ("._frontends.tbx.patch", "unpatch"),
     "SegmentSink": ("._sinks.segments", "SegmentSink"),
+    "TensorboardXSummaryWriter": ("._frontends.tbx.flavours", "TensorboardXSummaryWriter"),
 }
 
 

@@ -47,7 +47,7 @@ from .base import (
     DEFAULT_FLUSH_SECS,
     DEFAULT_MAX_PENDING_BYTES,
     DEFAULT_MAX_QUEUE,
-    check_run_name,
+    check_run_path,
 )
 from .eventfile import SOURCE_WRITER as SOURCE_WRITER
 from .eventfile import EventFile
@@ -196,7 +196,7 @@ class FileSink:
         sink = self._children.get(name)
         if sink is not None:
             return sink
-        check_run_name(name)
+        check_run_path(name)  # one component, or nested parts (tensorboardX flavour)
         # Locked: two threads logging a new sub-run at once must share one file, or records of
         # the loser would miss flush() and close().
         with self._state.children_lock:

@@ -32,7 +32,7 @@ import weakref
 from typing import Any
 
 from .._common.errors import EventWriteError
-from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_PENDING_BYTES, check_run_name
+from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_PENDING_BYTES, check_run_path
 from .flusher import busy, run_deferred_signal
 from .location import Location
 from .segment_state import DEFAULT_SEGMENT_BYTES, FRAMING, UPLOADER, SegmentState
@@ -226,7 +226,7 @@ class SegmentSink:
         sink = self._children.get(name)
         if sink is not None:
             return sink
-        check_run_name(name)
+        check_run_path(name)  # one component, or nested parts (tensorboardX flavour)
         # The state's re-entrant lock: a signal handler creating a sub-run while its thread
         # creates another passes (the worst outcome is a second sink for one name, see _pending).
         with self._state.children_lock:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from ..._common.convert import INT64_MAX, INT64_MIN, check_tag, to_step, to_walltime
 from ..._common.types import StepLike
@@ -40,6 +40,10 @@ class TbxWriterBase(WriterHandle):
     _given_purge_step: int | None
     _write_to_disk: bool
     _meta: MetadataDefaults
+
+    #: Whose files this writer writes where tensorboardX and torch differ: ``"torch"`` here,
+    #: ``"tensorboardX"`` in :class:`npsummary.TensorboardXSummaryWriter` (docs/MIGRATION.md §3).
+    flavour: ClassVar[str] = "torch"
 
     def __new__(cls, *args: Any, rank: Any = None, ranks: Any = None, **kwargs: Any) -> Any:
         # A rank that does not write gets a silent writer: no validation, no file, no cost.

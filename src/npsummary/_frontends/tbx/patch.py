@@ -1,10 +1,12 @@
 """``npsummary.patch()``: make frameworks that build their own writer use npsummary's.
 
 In the spirit of ``wandb.tensorboard.patch()``: after ``patch()``, ``torch.utils.tensorboard.
-SummaryWriter`` and ``tensorboardX.SummaryWriter`` resolve to :class:`npsummary.SummaryWriter`,
-both on the packages and in every already imported module that bound the original class to a
-name (``from torch.utils.tensorboard import SummaryWriter`` at the top of a framework module,
-as stable-baselines3 does). ``unpatch()`` restores exactly what ``patch()`` replaced.
+SummaryWriter`` resolves to :class:`npsummary.SummaryWriter` (torch's files) and
+``tensorboardX.SummaryWriter`` to :class:`npsummary.TensorboardXSummaryWriter` (tensorboardX's
+run and tag names), both on the packages and in every already imported module that bound the
+original class to a name (``from torch.utils.tensorboard import SummaryWriter`` at the top of a
+framework module, as stable-baselines3 does). ``unpatch()`` restores exactly what ``patch()``
+replaced.
 """
 
 from __future__ import annotations
@@ -41,19 +43,22 @@ def _originals() -> list[Any]:
 
 
 def patch() -> list[str]:
-    """Make torch's and tensorboardX's ``SummaryWriter`` resolve to npsummary's.
+    """Make torch's ``SummaryWriter`` resolve to :class:`npsummary.SummaryWriter` and
+    tensorboardX's to :class:`npsummary.TensorboardXSummaryWriter`.
 
     Returns:
-      The ``module.SummaryWriter`` names that now refer to :class:`npsummary.SummaryWriter`
+      The ``module.SummaryWriter`` names that now refer to one of npsummary's writers
       by this call (empty when neither torch's tensorboard module nor tensorboardX is
       installed, or when everything was patched already). Calling ``patch()`` again is harmless.
     """
+    from .flavours import TensorboardXSummaryWriter
     from .summary_writer import SummaryWriter
 
+    ours = (SummaryWriter, TensorboardXSummaryWriter)
     with _lock:
-        # After a first patch() the packages name npsummary's class; the originals it replaced
-        # are still looked for, in modules imported since.
-        originals = [c for c in _originals() if c is not SummaryWriter]
+        # After a first patch() the packages name npsummary's classes; the originals they
+        # replaced are still looked for, in modules imported since.
+        originals = [c for c in _originals() if c not in ours]
         originals += [c for _, _, c in _replaced if all(c is not o for o in originals)]
         patched = []
         if not originals:
@@ -68,7 +73,8 @@ def patch() -> list[str]:
                 # Identity only: touching attributes of arbitrary module globals can warn.
                 if any(current is cls for cls in originals):
                     _replaced.append((module, attribute, current))
-                    setattr(module, attribute, SummaryWriter)
+                    from_tbx = getattr(current, "__module__", "").startswith("tensorboardX")
+                    setattr(module, attribute, ours[1] if from_tbx else ours[0])
                     patched.append(f"{name}.{attribute}")
         return sorted(patched)
 

@@ -134,7 +134,12 @@ class PluginMethods(TbxWriterBase):
         if run_name is not None and run_name != OWN_RUN:
             _run_path(run_name)  # refused before anything is created
         metrics = metric_values(metric_dict)
-        summaries = hparams_summaries(hparam_dict, [t for t, _ in metrics], hparam_domain_discrete)
+        summaries = hparams_summaries(
+            hparam_dict,
+            [t for t, _ in metrics],
+            hparam_domain_discrete,
+            bool_values=self.flavour == "tensorboardX",
+        )
         step = self._resolve("add_hparams", global_step, None)[1]
         wall = time.time()
 
