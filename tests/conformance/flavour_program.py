@@ -23,6 +23,9 @@ def run(writer: Any) -> None:
     writer.add_scalar("/leading/slash", 1.5, 0)  # tensorboardX: "leading/slash"
     writer.add_histogram("weights [layer 1]", pseudo((200,), 3), 0)
     writer.add_image("sample #1", pseudo((3, 4, 4), 4, 0.0, 1.0), 0)
+    vertices = pseudo((1, 4, 3), 5).astype(np.float32)
+    faces = np.array([[[0, 1, 2], [1, 2, 3]]], dtype=np.int32)
+    writer.add_mesh("mesh", vertices, faces=faces, global_step=0)
     writer.add_hparams(
         {"lr": 0.1, "use_bn": True, "opt": "sgd"}, {"hp/metric": 0.5}, run_name="session"
     ) if _takes_run_name(writer) else writer.add_hparams(
@@ -52,7 +55,16 @@ def read_logdir(logdir: str) -> dict[str, list[list[Any]]]:
             for record in RawEventFileLoader(os.path.join(root, name)).Load():
                 for value in Event.FromString(record).summary.value:
                     plugin = value.metadata.plugin_data.plugin_name
-                    if plugin == "hparams":
+                    if plugin == "mesh":
+                        from tensorboard.plugins.mesh import plugin_data_pb2 as mesh_pb2
+                        from tensorboard.util import tensor_util
+
+                        data = mesh_pb2.MeshPluginData.FromString(
+                            value.metadata.plugin_data.content
+                        )
+                        array = tensor_util.make_ndarray(value.tensor)
+                        kind, payload = "mesh", [str(data), str(array.dtype), array.tolist()]
+                    elif plugin == "hparams":
                         data = plugin_data_pb2.HParamsPluginData.FromString(
                             value.metadata.plugin_data.content
                         )

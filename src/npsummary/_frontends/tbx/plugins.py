@@ -432,7 +432,9 @@ class PluginMethods(TbxWriterBase):
         from ..._summaries.mesh import mesh_summary
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
-        summary = mesh_summary(tag, vertices, colors, faces, config_dict)
+        summary = mesh_summary(
+            tag, vertices, colors, faces, config_dict, tensorboardx=self.flavour == "tensorboardX"
+        )
         self._get_writer().write_summary(summary, step, wall)
 
     def add_tensor(
