@@ -54,6 +54,7 @@ from ._sinks.file import FileSink
 
 if TYPE_CHECKING:
     from ._frontends.tbx.flavours import TensorboardXSummaryWriter
+    from ._frontends.tbx.global_writer import GlobalSummaryWriter
     from ._frontends.tbx.patch import patch, unpatch
     from ._sinks.segments import SegmentSink
 
@@ -64,6 +65,7 @@ __all__ = [
     "EventSink",
     "EventWriteError",
     "FileSink",
+    "GlobalSummaryWriter",
     "MemorySink",
     "NonFiniteWarning",
     "NoopSummaryWriter",
@@ -105,6 +107,7 @@ _LAZY = {
     "unpatch": ("._frontends.tbx.patch", "unpatch"),
     "SegmentSink": ("._sinks.segments", "SegmentSink"),
     "TensorboardXSummaryWriter": ("._frontends.tbx.flavours", "TensorboardXSummaryWriter"),
+    "GlobalSummaryWriter": ("._frontends.tbx.global_writer", "GlobalSummaryWriter"),
 }
 
 

@@ -42,10 +42,13 @@ def _originals() -> list[Any]:
     return out
 
 
-# Module-level builders: module -> which of npsummary's builder tables replaces its functions.
+# Module-level builders (and tensorboardX's GlobalSummaryWriter): module -> which table of
+# npsummary's replaces its names.
 _BUILDER_MODULES = (
     ("tensorboardX.summary", "TENSORBOARDX_BUILDERS"),
     ("torch.utils.tensorboard.summary", "TORCH_BUILDERS"),
+    ("tensorboardX", "TENSORBOARDX_GLOBALS"),
+    ("tensorboardX.global_writer", "TENSORBOARDX_GLOBALS"),
 )
 # Their own packages keep the originals: their writers need their own Summary protos.
 _OWN_PACKAGES = ("tensorboardX", "torch", "npsummary")
@@ -62,7 +65,11 @@ def _patch_builders() -> list[str]:
             source = importlib.import_module(module_name)
         except Exception:  # not installed, or torch without tensorboard
             continue
-        table = getattr(builders, table_name)
+        table = getattr(builders, table_name, None)
+        if table is None:  # TENSORBOARDX_GLOBALS
+            from .global_writer import GlobalSummaryWriter
+
+            table = {"GlobalSummaryWriter": GlobalSummaryWriter}
         replacements = {}  # id(original) -> (original, ours)
         for name, ours in table.items():
             original = source.__dict__.get(name)
