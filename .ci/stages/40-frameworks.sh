@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real training frameworks on top of npsummary (issue 10): Lightning, transformers,
+# Real training frameworks on top of npsummary (issue 10): Lightning, transformers, skorch,
 # stable-baselines3 and accelerate, each compared with the same run through torch's writer,
 # plus the tensorboardX conformance check with tbparse, and the plugin methods checked against
 # torch itself (add_mesh, add_tensor, add_image_with_boxes and add_hparams' discrete domains,
@@ -16,7 +16,7 @@ python -m pip install --quiet --upgrade pip
 constraints=$(mktemp)
 echo "torch==2.13.0" >"$constraints"
 pip install --quiet torch==2.13.0
-pip install --quiet -c "$constraints" lightning transformers stable-baselines3 accelerate \
+pip install --quiet -c "$constraints" lightning transformers stable-baselines3 accelerate skorch \
     tbparse tensorboardX tensorboard matplotlib Pillow
 pip install --quiet -c "$constraints" -e '.[test]'
 rm -f "$constraints"

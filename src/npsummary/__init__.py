@@ -53,6 +53,8 @@ from ._sinks.base import EventSink, MemorySink
 from ._sinks.file import FileSink
 
 if TYPE_CHECKING:
+    from ._frontends.tbx.flavours import TensorboardXSummaryWriter
+    from ._frontends.tbx.global_writer import GlobalSummaryWriter
     from ._frontends.tbx.patch import patch, unpatch
     from ._sinks.segments import SegmentSink
 
@@ -63,12 +65,14 @@ __all__ = [
     "EventSink",
     "EventWriteError",
     "FileSink",
+    "GlobalSummaryWriter",
     "MemorySink",
     "NonFiniteWarning",
     "NoopSummaryWriter",
     "SegmentSink",
     "SummaryFileWriter",
     "SummaryWriter",
+    "TensorboardXSummaryWriter",
     "__version__",
     "audio",
     "create_file_writer",
@@ -102,6 +106,8 @@ _LAZY = {
     "patch": ("._frontends.tbx.patch", "patch"),
     "unpatch": ("._frontends.tbx.patch", "unpatch"),
     "SegmentSink": ("._sinks.segments", "SegmentSink"),
+    "TensorboardXSummaryWriter": ("._frontends.tbx.flavours", "TensorboardXSummaryWriter"),
+    "GlobalSummaryWriter": ("._frontends.tbx.global_writer", "GlobalSummaryWriter"),
 }
 
 

@@ -115,7 +115,11 @@ def test_seed_conv_visualization(tmp_path: Path) -> None:
     }
     assert [e.step for e in test.Tensors("conv1/filters")] == [0, 4]
     # 8 input images tiled 8 per row; 8 conv1 filters of 5x5 in a grid with 1-pixel padding.
-    assert decoded_image(test.Tensors("input_image/input")[0]).shape == (28, 8 * 28)
+    assert decoded_image(test.Tensors("input_image/input")[0]).shape == (
+        28,
+        8 * 28,
+        3,
+    )  # gray as RGB, as tensorboardX
     filters = decoded_image(test.Tensors("conv1/filters")[0])
     assert filters.ndim == 2 and filters.shape[0] >= 2 * 5 and filters.shape[1] >= 3 * 5
     maps = decoded_image(test.Tensors("h_conv2/feature_maps")[-1])

@@ -7,7 +7,7 @@ import pytest
 
 import npsummary
 from npsummary import SummaryWriter
-from npsummary._histogram import tf1_histogram, tf2_buckets
+from npsummary._histogram import binned_histogram, tf2_buckets
 from npsummary.reader import compress_histogram, legacy_to_buckets
 from tbserver import LOADERS, tensorboard
 
@@ -67,7 +67,7 @@ def test_histograms_and_distributions_endpoints(logdir: str, load_fast: str) -> 
         served = _series(tb, "histograms", "tbx", "activations")
         for step, (wall, served_step, rows) in enumerate(served):
             assert (wall, served_step) == (WALL0 + step, step)
-            histogram = tf1_histogram(DATA[step])
+            histogram = binned_histogram(DATA[step], "tensorflow")  # tensorboardX's buckets
             rows = np.array(rows)
             assert rows[:, 2].sum() == DATA[step].size
             if load_fast == "false":

@@ -36,7 +36,7 @@ from _reliability_child import CHILD, HEAVY, check_event_file, event_files, repo
 from conftest import examples
 from npsummary import FileSink, MemorySink, SummaryWriter
 from npsummary._format.record import iter_records, read_records
-from npsummary._sinks.base import check_run_name
+from npsummary._sinks.base import check_run_name, check_run_path
 
 SRC = Path(npsummary.__file__).parent
 EXAMPLES = 2000 if HEAVY else examples(500)
@@ -150,6 +150,8 @@ def test_subrun_names_never_escape_on_disk(tmp_path: Path) -> None:
 def test_sinks_refuse_unsafe_child_names(tmp_path: Path, name: str) -> None:
     with pytest.raises(ValueError, match="one path component"):
         check_run_name(name)
+    if name == "a/b":  # safe parts: a nested sub-run (tensorboardX's add_scalars), see below
+        return
     with pytest.raises(ValueError):
         MemorySink().child(name)
     sink = FileSink(tmp_path / "run")
@@ -158,6 +160,22 @@ def test_sinks_refuse_unsafe_child_names(tmp_path: Path, name: str) -> None:
     sink.close()
     assert sorted(os.listdir(tmp_path)) == ["run"]
     assert [p.name for p in (tmp_path / "run").iterdir() if p.is_dir()] == []
+
+
+@pytest.mark.parametrize("name", ["a/..", "../a", "a//b", "a/", "a/./b", "a/b\\c", "a/\x00"])
+def test_nested_child_names_are_safe_parts_only(tmp_path: Path, name: str) -> None:
+    # Sinks take "a/b" (nested sub-runs of the tensorboardX flavour), each part one safe
+    # component; anything else is refused before a directory is created.
+    with pytest.raises(ValueError):
+        check_run_path(name)
+    sink = FileSink(tmp_path / "run")
+    with pytest.raises(ValueError):
+        sink.child(name)
+    nested = sink.child("a/b")
+    nested.write(b"")
+    sink.close()
+    assert sorted(p.name for p in (tmp_path / "run").iterdir() if p.is_dir()) == ["a"]
+    assert check_run_path("a/b") == "a/b"
 
 
 @pytest.mark.parametrize("suffix", ["/../../evil", "a/b", "..\\x", "x\x00"])

@@ -90,7 +90,7 @@ GRAY = (np.random.default_rng(5).random((7, 9)) * 255).astype(np.uint8)
 def test_stock_tensorboard_reads_the_bucket(stack: tuple[MotoServer, FaultProxy]) -> None:
     from PIL import Image
 
-    from npsummary._histogram import tf1_histogram, tf2_buckets
+    from npsummary._histogram import binned_histogram, tf2_buckets
     from npsummary.reader import legacy_to_buckets
     from tbserver import tensorboard
 
@@ -126,7 +126,7 @@ def test_stock_tensorboard_reads_the_bucket(stack: tuple[MotoServer, FaultProxy]
         for step, (wall, served_step, rows) in enumerate(served):
             assert (wall, served_step) == (WALL0 + step, step)
             data = rng.normal(step, 1, 500)
-            buckets = legacy_to_buckets(tf1_histogram(data)).astype(np.float32)
+            buckets = legacy_to_buckets(binned_histogram(data, "tensorflow")).astype(np.float32)
             np.testing.assert_array_equal(np.array(rows), buckets.astype(np.float64))
         ((_, step, rows),) = tb.wait_for(lambda: histograms("tf2", "h", 1))
         assert step == 4

@@ -126,6 +126,8 @@ LAYERS = [
         "npsummary._cli",
         "npsummary.experimental",
         "npsummary.hparams",
+        "npsummary.tensorboardx_summary",
+        "npsummary.torch_summary",
         "npsummary.v1",
         "npsummary.writer",
     },
@@ -170,6 +172,8 @@ def test_no_front_end_imports_another() -> None:
     ("public", "front_end"),
     [
         ("npsummary.writer", "npsummary._frontends.tbx"),
+        ("npsummary.tensorboardx_summary", "npsummary._frontends.tbx"),
+        ("npsummary.torch_summary", "npsummary._frontends.tbx"),
         ("npsummary.experimental", "npsummary._frontends.tf2"),
         ("npsummary.v1", "npsummary._frontends.v1"),
     ],

@@ -1,12 +1,14 @@
-"""tensorboardX's ``add_histogram(bins=..., max_bins=...)`` histograms, streamed.
+"""tensorboardX's and torch's ``add_histogram(bins=..., max_bins=...)`` histograms, streamed.
 
 ``np.histogram`` bins of the float64 values: an integer count of equal-width bins over ``[min,
 max]`` (widened by 0.5 when constant), explicit non-decreasing edges with the last bin closed,
-one of NumPy's bin-rule strings (see :mod:`.bin_rules`), or ``'tensorflow'`` (TF1's buckets).
-Then optional ``max_bins`` grouping (groups of ``nbins // max_bins`` adjacent bins, last group
-padded), then tensorboardX's trim: keep one empty bucket left of the first non-empty one and drop
-trailing empties; ``bucket_limit`` holds right edges. Values outside explicit edges are not
-counted but, as in tensorboardX, stay in min/max/num/sum.
+one of NumPy's bin-rule strings (see :mod:`.bin_rules`), or ``'tensorflow'``, which both libraries
+turn into their ``default_bins`` edges (:func:`tensorboardx_default_edges`: 0 and
+``±1e-12 * 1.1**k`` up to 1e20). Then optional ``max_bins`` grouping (groups of ``nbins //
+max_bins`` adjacent bins, last group padded), then their trim: keep one empty bucket left of the
+first non-empty one and drop trailing empties, keeping the empty buckets in between (TF1's C++
+op, :mod:`.tf1`, drops those); ``bucket_limit`` holds right edges. Values outside explicit edges
+are not counted but, as in tensorboardX and torch, stay in min/max/num/sum.
 
 A rule asking for more than ``rule_bin_cap`` bins is grouped down as if ``max_bins=rule_bin_cap``;
 where NumPy would raise "Too many bins for data range" the bins are grouped until the edges
@@ -15,6 +17,7 @@ increase. The result's ``capped`` says so in both cases (the caller warns, namin
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import TypeAlias
@@ -24,8 +27,6 @@ import numpy as np
 from .._common.convert import check_int
 from ._results import (
     DBL_MAX,
-    N_TF1,
-    TF1_BUCKET_LIMITS,
     ArrayLike,
     F64Array,
     IntArray,
@@ -34,12 +35,34 @@ from ._results import (
 )
 from ._source import Source, Stats, finite_chunks, fix_zero_signs, legacy, stats_pass
 from .bin_rules import RULE_NAMES, linspace_at, rule_nbins
-from .tf1 import encode_runs, tf1_histogram, tf1_pass
+from .tf1 import tf1_pass
 
-__all__ = ["RULE_BIN_CAP", "BinsSpec", "binned_histogram"]
+__all__ = ["RULE_BIN_CAP", "BinsSpec", "binned_histogram", "tensorboardx_default_edges"]
 
 RULE_BIN_CAP = 10_000
 BinsSpec: TypeAlias = "int | str | Sequence[float] | np.ndarray"
+
+
+@functools.lru_cache(maxsize=1)
+def _default_edges() -> tuple[float, ...]:
+    value, positive = 1e-12, []
+    while value < 1e20:  # the same repeated product as theirs, so the same rounding
+        positive.append(value)
+        value *= 1.1
+    return (*(-v for v in reversed(positive)), 0.0, *positive)
+
+
+@functools.lru_cache(maxsize=1)
+def _default_edge_array() -> F64Array:
+    edges = np.array(_default_edges(), dtype=np.float64)
+    edges.flags.writeable = False
+    return edges
+
+
+def tensorboardx_default_edges() -> list[float]:
+    """tensorboardX's and torch's ``SummaryWriter.default_bins``: the edges ``bins='tensorflow'``
+    stands for, 0 and ``±1e-12 * 1.1**k`` below 1e20 (1549 edges)."""
+    return list(_default_edges())
 
 
 def binned_histogram(
@@ -55,7 +78,8 @@ def binned_histogram(
       values: real array of any shape.
       bins: an int (equal-width bins over ``[min, max]``), a 1-D non-decreasing sequence of
         edges, one of NumPy's rule names (``'auto', 'fd', 'doane', 'scott', 'stone', 'rice',
-        'sturges', 'sqrt'``), or ``'tensorflow'`` (the TF1 buckets of :func:`tf1_histogram`).
+        'sturges', 'sqrt'``), or ``'tensorflow'`` (the edges of
+        :func:`tensorboardx_default_edges`).
       max_bins: if the histogram has more bins, group ``nbins // max_bins`` adjacent bins.
       rule_bin_cap: most bins a rule name may produce before grouping kicks in (the result's
         ``capped`` then says so).
@@ -73,7 +97,7 @@ def binned_histogram(
     mb = check_int(max_bins, "max_bins", minimum=1, allow_none=True)
     cap = check_int(rule_bin_cap, "rule_bin_cap", minimum=1)
     if isinstance(spec, str) and spec == "tensorflow":
-        return tf1_histogram(values) if mb is None else _tf1_grouped(values, mb)
+        return _default_bins_histogram(values, mb)
     src = Source(values)
     st = stats_pass(src, Stats(moments=True, cap=src.chunk))
     if st.n == 0:
@@ -88,6 +112,26 @@ def binned_histogram(
         counts = _count(src, st, limits, uniform=True)
     bucket_limit, bucket = _trim_tbx(counts, limits)
     return legacy(st, mn, mx, bucket_limit, bucket, capped)
+
+
+def _default_bins_histogram(values: ArrayLike, max_bins: int | None) -> LegacyHistogram:
+    """``bins='tensorflow'``: ``np.histogram`` over :func:`tensorboardx_default_edges`, counted in
+    one pass by TF1's counter. Those edges are TF1's bucket limits without ``±DBL_MAX``, so bin
+    ``j`` is TF1 bucket ``j + 2``; values left of the first edge fall in TF1's buckets 0 and 1,
+    which are not bins. Only a value equal to the last edge (np.histogram closes the last bin)
+    needs the general path, taken when the maximum reaches it."""
+    edges = _default_edge_array()
+    src = Source(values)
+    st, tf1_counts = tf1_pass(src, exact_sum=False, moments=False)
+    if st.n == 0:
+        return empty_legacy(st.nonfinite)
+    mn, mx = fix_zero_signs(src, st.mn, st.mx)
+    if mx >= edges[-1]:
+        return binned_histogram(values, edges, max_bins)
+    counts = tf1_counts[2:-1].astype(np.int64)
+    counts, limits = _group_counts(counts, edges, _group(counts.size, max_bins))
+    bucket_limit, bucket = _trim_tbx(counts, limits)
+    return legacy(st, mn, mx, bucket_limit, bucket)
 
 
 def _equal_width_edges(
@@ -265,20 +309,3 @@ def _parse_bins(bins: object) -> int | str | F64Array:
     if np.any(edges[1:] < edges[:-1]):
         raise ValueError(f"bins: bin edges must be non-decreasing, got {edges.tolist()!r}")
     return edges
-
-
-def _tf1_grouped(values: ArrayLike, max_bins: int) -> LegacyHistogram:
-    """'tensorflow' bins with max_bins: group TF1's 1551 buckets the tensorboardX way."""
-    src = Source(values)
-    st, counts = tf1_pass(src, exact_sum=False, moments=False)
-    if st.n == 0:
-        return empty_legacy(st.nonfinite)
-    mn, mx = fix_zero_signs(src, st.mn, st.mx)
-    s = _group(N_TF1, max_bins)
-    c = counts.astype(np.int64)
-    if s > 1:
-        c = _sum_groups(c, s)
-    # right edge of each group = limit of its last bucket (TF1 limits are right edges)
-    right = TF1_BUCKET_LIMITS[np.minimum(np.arange(s - 1, s * c.size, s), N_TF1 - 1)]
-    limits, bucket = encode_runs(c.astype(np.float64), right)
-    return legacy(st, mn, mx, limits, bucket)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._common.compat_errors import DataformatsError
+
 __all__ = ["parse_layout", "who"]
 
 
@@ -33,7 +35,8 @@ def parse_layout(
 
     Raises:
       TypeError: ``value`` is not a str.
-      ValueError: its letters are no permutation of an accepted layout, or (with ``shape``) it
+      ValueError: (a :class:`DataformatsError`, also the ``AssertionError`` tensorboardX and
+        torch raise) its letters are no permutation of an accepted layout, or (with ``shape``) it
         has another number of letters than the array has axes; the message names ``kind``,
         ``tag``, the argument ``name`` and the accepted layouts.
     """
@@ -48,7 +51,7 @@ def parse_layout(
         names = [repr(layout) for layout in layouts]
         options = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
         got = "" if shape is None else f", got shape {shape}"
-        raise ValueError(
+        raise DataformatsError(
             f"{who(kind, tag)}: {name} {value!r} must be a permutation of {options}, "
             f"one letter per axis{got}"
         )

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._common.compat_errors import DataformatsError
 from .dataformats import parse_layout, who
 from .grid import make_grid
 from .pixels import CHANNELS, as_image_array
@@ -41,7 +42,7 @@ def _layout_error(kind: str, tag: str, fmt: str, shape: tuple[int, ...]) -> str:
 def _transpose(arr: np.ndarray, fmt: str, target: str, kind: str, tag: str) -> np.ndarray:
     """Transpose ``arr`` (the parsed layout ``fmt``) to ``target`` order, checking rank and C."""
     if arr.ndim != len(fmt) or ("C" in fmt and arr.shape[fmt.index("C")] not in CHANNELS):
-        raise ValueError(_layout_error(kind, tag, fmt, arr.shape))
+        raise DataformatsError(_layout_error(kind, tag, fmt, arr.shape))
     out: np.ndarray = arr.transpose([fmt.index(ch) for ch in target if ch in fmt])
     return out
 

@@ -95,9 +95,11 @@ def _chunks(shape: tuple[int, ...], limit: int = _CHUNK) -> Iterator[tuple[int |
 def to_uint8(image: Any, *, tag: str = "", floor: bool = False) -> tuple[np.ndarray, int]:
     """Pixels as uint8 per the module's value rules, and the number of NaNs replaced by 0.
 
-    ``floor=True`` converts floats as torch's ``add_image`` does: ``x * 255`` computed in the
-    array's own precision (at least float32), clipped to [0, 255] and truncated (tensorboardX
-    truncates too, without the clipping). The default rounds to the nearest level.
+    ``floor=True`` converts as tensorboardX's and torch's ``add_image`` do: every dtype but
+    uint8 (bool and integers too) is cast to float32 and multiplied by 255 in float32, then
+    clipped to [0, 255] and truncated (tensorboardX truncates without clipping, so 1.5 wraps
+    to 126; NaN, which their cast leaves undefined, is 0 here). An int64 0/1 mask becomes
+    0/255. The default rounds floats to the nearest level and clips other integers unscaled.
 
     Raises:
       TypeError: the dtype is not bool, an integer or a float type.
@@ -114,7 +116,9 @@ def to_uint8(image: Any, *, tag: str = "", floor: bool = False) -> tuple[np.ndar
     nan_count = 0
     for index in _chunks(arr.shape):
         src, dst = arr[index], out[index]
-        if kind == "b":
+        if floor:
+            nan_count += _scale_float32(src, dst)
+        elif kind == "b":
             np.multiply(src, 255, out=dst, dtype=np.uint8)
         elif kind in "iu":
             info = np.iinfo(arr.dtype)
@@ -122,11 +126,8 @@ def to_uint8(image: Any, *, tag: str = "", floor: bool = False) -> tuple[np.ndar
         else:
             nans = int(np.count_nonzero(np.isnan(src)))
             nan_count += nans
-            if floor:
-                v = np.multiply(src, 255, dtype=np.result_type(arr.dtype, np.float32))
-            else:
-                v = np.multiply(src, 255.0, dtype=np.float64)
-                v += 0.5
+            v = np.multiply(src, 255.0, dtype=np.float64)
+            v += 0.5
             if nans:
                 np.fmax(v, 0.0, out=v)  # fmax/fmin drop NaN, so NaN -> 0
                 np.fmin(v, 255.0, out=v)
@@ -135,6 +136,22 @@ def to_uint8(image: Any, *, tag: str = "", floor: bool = False) -> tuple[np.ndar
                 np.minimum(v, 255.0, out=v)
             np.copyto(dst, v, casting="unsafe")  # truncation == floor for v >= 0
     return out, nan_count
+
+
+def _scale_float32(src: np.ndarray, dst: np.ndarray) -> int:
+    """``dst = uint8(clip(float32(src) * 255, 0, 255))``, NaN as 0; returns the NaN count."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = src.astype(np.float32)
+        v *= np.float32(255)
+    nans = int(np.count_nonzero(np.isnan(v))) if src.dtype.kind == "f" else 0
+    if nans:
+        np.fmax(v, 0.0, out=v)  # fmax/fmin drop NaN, so NaN -> 0
+        np.fmin(v, 255.0, out=v)
+    else:
+        np.maximum(v, 0.0, out=v)
+        np.minimum(v, 255.0, out=v)
+    np.copyto(dst, v, casting="unsafe")  # truncation == floor for v >= 0
+    return nans
 
 
 def tf2_convert_image_dtype(data: Any, *, tag: str = "") -> np.ndarray:

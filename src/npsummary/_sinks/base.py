@@ -20,6 +20,7 @@ __all__ = [
     "MemorySink",
     "NullSink",
     "check_run_name",
+    "check_run_path",
 ]
 
 #: Seconds after which logged data reaches the file without any call (TF and tensorboardX: 120).
@@ -44,7 +45,8 @@ class EventSink(Protocol):
         """Flush and release resources; later calls are no-ops."""
 
     def child(self, name: str) -> EventSink:
-        """Return a sink for the sub-run ``name`` (one path component) beside this one."""
+        """Return a sink for the sub-run ``name`` (one path component, or safe components
+        joined by ``/`` for a nested sub-run) beside this one."""
 
 
 class MemorySink:
@@ -70,7 +72,7 @@ class MemorySink:
             child.close()
 
     def child(self, name: str) -> MemorySink:
-        check_run_name(name)
+        check_run_path(name)
         if name not in self.children:
             self.children[name] = MemorySink()
         return self.children[name]
@@ -111,3 +113,14 @@ def check_run_name(name: str) -> str:
     ):
         raise ValueError(f"sub-run name must be one path component, got {name!r}")
     return name
+
+
+def check_run_path(name: str) -> str:
+    """Return ``name`` if it is a relative path of safe components joined by ``/`` (a nested
+    sub-run, as tensorboardX's ``add_scalars`` writes ``<main_tag>/<key>``), else raise; each
+    component must pass :func:`check_run_name`."""
+    if isinstance(name, str) and "/" in name:
+        for part in name.split("/"):
+            check_run_name(part)
+        return name
+    return check_run_name(name)

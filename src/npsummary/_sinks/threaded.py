@@ -19,7 +19,7 @@ from __future__ import annotations
 import weakref
 from typing import Any, TypeVar, cast
 
-from .base import check_run_name
+from .base import check_run_path
 from .flusher import busy
 from .pending import PendingState
 
@@ -105,7 +105,7 @@ class ThreadedSink:
         sink = self._children.get(name)
         if sink is not None:
             return cast(_Sink, sink)  # _children holds sinks of self's own type
-        check_run_name(name)
+        check_run_path(name)  # one component, or nested parts (tensorboardX flavour)
         # Two threads logging a new sub-run at once must share one sink, or the loser's records
         # would miss flush() and close(). The lock is re-entrant: a signal handler creating a
         # sub-run while its thread creates another passes (the worst outcome is a second sink

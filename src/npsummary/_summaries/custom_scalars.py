@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._common.compat_errors import MarginChartError
 from .._common.convert import check_tag
 from .metadata import PLUGIN_CUSTOM_SCALARS
 
@@ -39,7 +40,9 @@ def _chart(layout: Any, category: str, title: str, spec: Any) -> None:
     chart = layout.chart.add(title=title)
     if kind == "Margin":
         if len(names) != 3:
-            raise ValueError(f"{where}: a margin chart needs exactly 3 tags, got {len(names)}")
+            raise MarginChartError(
+                f"{where}: a margin chart needs exactly 3 tags, got {len(names)}"
+            )
         chart.margin.series.add(value=names[0], lower=names[1], upper=names[2])
     else:
         chart.multiline.tag.extend(names)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .._common.compat_errors import EmbeddingShapeError
 from .._common.convert import (
     as_array,
     as_native_array,
@@ -77,7 +78,7 @@ def step_dir(step: int) -> str:
 def check_matrix(tag: str, mat: Any) -> np.ndarray:
     array = as_numeric_array(mat, tag, "mat")
     if array.ndim != 2:
-        raise ValueError(f"{tag!r}: mat must be 2-D [N, D], got shape {array.shape}")
+        raise EmbeddingShapeError(f"{tag!r}: mat must be 2-D [N, D], got shape {array.shape}")
     return array
 
 
@@ -124,7 +125,7 @@ def _header(tag: str, header: Any) -> list[str]:
     if hasattr(header, "__array__") and not isinstance(header, (list, tuple)):
         array = as_array(header, tag, "metadata_header")
         if array.ndim != 1:
-            raise ValueError(
+            raise EmbeddingShapeError(
                 f"{tag!r}: metadata_header must be 1-D (one name per column), got shape "
                 f"{array.shape}"
             )
@@ -147,7 +148,7 @@ def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
         array = as_array(metadata, tag, "metadata")
         # Shape first: a list of a huge array would cost a Python object per element.
         if array.ndim not in (1, 2) or array.shape[0] != count:
-            raise ValueError(
+            raise EmbeddingShapeError(
                 f"{tag!r}: metadata must hold one entry (or one row of columns) per row of mat "
                 f"({count}), got an array of shape {array.shape}"
             )
@@ -155,7 +156,9 @@ def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
     if isinstance(metadata, (str, bytes)) or not isinstance(metadata, Sequence):
         raise TypeError(f"{tag!r}: metadata must be a list, got {type(metadata).__name__}")
     if len(metadata) != count:
-        raise ValueError(f"{tag!r}: metadata has {len(metadata)} entries but mat has {count} rows")
+        raise EmbeddingShapeError(
+            f"{tag!r}: metadata has {len(metadata)} entries but mat has {count} rows"
+        )
     columns = _header(tag, header)
     if len(columns) == 1:
         # The projector takes a first line as a header only if it has a tab: one column has no
@@ -173,7 +176,7 @@ def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
             or not isinstance(row, Sequence)
             or len(row) != len(columns)
         ):
-            raise ValueError(
+            raise EmbeddingShapeError(
                 f"{tag!r}: with metadata_header of {len(columns)} columns, each metadata entry "
                 f"must be a list of {len(columns)} values; entry {index} is {row!r}"
             )
@@ -184,7 +187,7 @@ def metadata_tsv(tag: str, metadata: Any, header: Any, count: int) -> bytes:
 def _single(tag: str, index: int, row: Any) -> Any:
     """The value of a one-column row (``[value]``), checked as for several columns."""
     if isinstance(row, (str, bytes)) or not isinstance(row, Sequence) or len(row) != 1:
-        raise ValueError(
+        raise EmbeddingShapeError(
             f"{tag!r}: with metadata_header of 1 columns, each metadata entry must be a list of "
             f"1 values; entry {index} is {row!r}"
         )
@@ -194,16 +197,20 @@ def _single(tag: str, index: int, row: Any) -> Any:
 def _tiles(tag: str, label_img: Any, count: int) -> np.ndarray:
     images = as_native_array(label_img, tag, "label_img")
     if images.ndim != 4:
-        raise ValueError(f"{tag!r}: label_img must be [N, C, H, W], got shape {images.shape}")
+        raise EmbeddingShapeError(
+            f"{tag!r}: label_img must be [N, C, H, W], got shape {images.shape}"
+        )
     if images.shape[0] != count:
-        raise ValueError(
+        raise EmbeddingShapeError(
             f"{tag!r}: label_img has {images.shape[0]} images but mat has {count} rows"
         )
     _n, channels, height, width = images.shape
     if channels not in (1, 3, 4):
-        raise ValueError(f"{tag!r}: label_img must have C = 1, 3 or 4, got shape {images.shape}")
+        raise EmbeddingShapeError(
+            f"{tag!r}: label_img must have C = 1, 3 or 4, got shape {images.shape}"
+        )
     if height != width or height == 0:
-        raise ValueError(
+        raise EmbeddingShapeError(
             f"{tag!r}: label_img must be square images (H == W), got shape {images.shape}"
         )
     return check_numeric(images, "label_img", tag=tag)
@@ -220,7 +227,7 @@ def sprite_image(tag: str, label_img: Any, count: int) -> tuple[np.ndarray, tupl
     per_row = math.ceil(math.sqrt(n))
     side = per_row * width
     if side > MAX_SPRITE_SIZE:
-        raise ValueError(
+        raise EmbeddingShapeError(
             f"{tag!r}: the sprite would be {side} pixels wide; the projector loads at most "
             f"{MAX_SPRITE_SIZE} (ceil(sqrt(N)) * W)"
         )

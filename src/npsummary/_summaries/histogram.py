@@ -92,16 +92,16 @@ def _bucket_count(tag: str, name: str, value: Any) -> int:
 def tensorboardx_histogram(tag: str, values: Any, bins: Any, max_bins: Any) -> LegacyHistogram:
     """Histogram of ``values`` for ``add_histogram(bins=..., max_bins=...)``.
 
-    ``bins`` is ``'tensorflow'`` (TF1's buckets), a NumPy rule name, a bin count or explicit
-    edges; every argument is converted here, so a broken one is a ``TypeError`` naming the tag.
+    ``bins`` is ``'tensorflow'`` (tensorboardX's and torch's ``default_bins`` edges, with the
+    buckets they write), a NumPy rule name, a bin count or explicit edges; every argument is
+    converted here, so a broken one is a ``TypeError`` naming the tag.
     """
-    from .._histogram import binned_histogram, tf1_histogram
+    from .._histogram import binned_histogram
 
     if max_bins is not None:
         max_bins = _bucket_count(tag, "max_bins", max_bins)
     if isinstance(bins, str):
-        if bins == "tensorflow" and max_bins is None:
-            return tagged(tag, tf1_histogram, as_array(values, tag))
+        pass
     elif isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
         bins = _bucket_count(tag, "bins", bins)
     else:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._common.compat_errors import HparamValueTypeError
 from .._common.convert import (
     as_native_array,
     check_tag,
@@ -65,7 +66,7 @@ def _hparam_value(key: str, value: Any, where: str = "hparam_dict") -> HParamVal
         array = as_native_array(value, key, f"{where} value")
         if array.size == 1 and is_numeric(array.dtype):
             return to_float(array, key, f"{where} value")
-    raise TypeError(
+    raise HparamValueTypeError(
         f"{where}[{key!r}]: value must be a bool, int, float, str or NumPy scalar, "
         f"got {type(value).__name__}"
     )
@@ -112,9 +113,16 @@ def metric_values(metric_dict: Any) -> list[tuple[str, float]]:
 
 
 def hparams_summaries(
-    hparam_dict: Any, metric_tags: list[str], hparam_domain_discrete: Any = None
+    hparam_dict: Any,
+    metric_tags: list[str],
+    hparam_domain_discrete: Any = None,
+    *,
+    bool_values: bool = False,
 ) -> tuple[bytes, bytes, bytes]:
     """Serialized ``Summary`` protos: (experiment, session start, session end).
+
+    Booleans are the numbers 0/1, as torch records them; ``bool_values=True`` records them as
+    booleans (``DATA_TYPE_BOOL``), as tensorboardX does.
 
     Raises:
       TypeError: ``hparam_dict`` is not a dict, a key is not a str, a value has an unsupported
@@ -146,6 +154,8 @@ def hparams_summaries(
         value = _hparam_value(name, raw)
         if value is None:
             continue
+        if bool_values and isinstance(raw, (bool, np.bool_)):
+            value = bool(raw)
         _set_value(start.hparams[name], value)
         info = experiment.hparam_infos.add(name=name)
         if isinstance(value, bool):
@@ -157,8 +167,9 @@ def hparams_summaries(
         if key in domains:
             listing = info.domain_discrete
             listing.SetInParent()
-            for item in _domain(name, value, domains[key]):
-                _set_value(listing.values.add(), item)
+            as_bool = isinstance(value, bool)  # bool_values: the domain's 0/1 become booleans
+            for item in _domain(name, float(value) if as_bool else value, domains[key]):
+                _set_value(listing.values.add(), bool(item) if as_bool else item)
     for tag in metric_tags:
         experiment.metric_infos.add().name.tag = tag
     end = proto.SessionEndInfo(status=proto.STATUS_SUCCESS)

@@ -8,8 +8,9 @@ by :mod:`npsummary._format.png`.
   (``<tag>/image`` when ``max_outputs`` is 1).
 
 Value rules: :func:`pixels_value` (``SummaryWriter``, legacy form) applies
-:func:`npsummary._imaging.pixels.to_uint8` with torch's float conversion (uint8 kept, floats in
-[0, 1] scaled by 255, clipped and truncated, other integers clipped, NaN drawn as 0);
+:func:`npsummary._imaging.pixels.to_uint8` with tensorboardX's and torch's conversion (uint8
+kept, every other dtype multiplied by 255 in float32, clipped and truncated, NaN drawn as 0) and,
+with ``rgb=True``, their expansion of one channel to RGB;
 :func:`tf_image_value` applies ``tf.image.convert_image_dtype`` exactly; :func:`tf1_image_values`
 TF1's per-image float normalisation.
 """
@@ -62,11 +63,17 @@ def legacy_image_value(tag: str, pixels: np.ndarray, description: str | None = N
 
 
 def pixels_value(
-    tag: str, hwc: np.ndarray, report_nan: NanReport, *, description: str | None = None
+    tag: str,
+    hwc: np.ndarray,
+    report_nan: NanReport,
+    *,
+    description: str | None = None,
+    rgb: bool = False,
 ) -> bytes:
     """One ``[H, W, C]`` image (any supported dtype) as a serialized ``Summary.Image`` value,
-    as tensorboardX and torch write it; floats are converted as torch does (``x * 255``
-    clipped and truncated, see :func:`npsummary._imaging.pixels.to_uint8`)."""
+    as tensorboardX and torch write it: values converted as theirs (``float32(x) * 255``
+    clipped and truncated, see :func:`npsummary._imaging.pixels.to_uint8`) and, with ``rgb``,
+    one channel repeated into three (their ``convert_to_HWC`` and ``make_grid`` do)."""
     from .._imaging.pixels import to_uint8
 
     pixels, nan_count = to_uint8(hwc, tag=tag, floor=True)
@@ -74,6 +81,8 @@ def pixels_value(
         report_nan(tag, nan_count)
     if pixels.ndim == 2:
         pixels = pixels[:, :, None]
+    if rgb and pixels.shape[2] == 1:
+        pixels = np.repeat(pixels, 3, axis=2)
     return legacy_image_value(tag, pixels, description)
 
 

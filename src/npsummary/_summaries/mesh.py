@@ -7,8 +7,10 @@ name=tag, content_type, json_config, shape, components}``; ``components`` is the
 ``sum(1 << content_type)`` of the components present, which the plugin needs to pair them.
 ``json_config`` is ``json.dumps(config_dict, sort_keys=True)``, or ``"{}"``.
 
-tensorboardX 2.6 writes the same tensors tagged ``{tag}_1``/``_2``/``_3`` without the bitmask,
-which TensorBoard's mesh dashboard cannot pair; torch's form is the one the plugin reads.
+tensorboardX 2.6 writes the same tensors tagged ``{tag}_1``/``_2``/``_3`` without the bitmask
+(and ``json_config`` ``"null"`` without a ``config_dict``), which TensorBoard's mesh dashboard
+cannot pair; torch's form is the one the plugin reads. ``tensorboardx=True`` writes
+tensorboardX's form (the tensorboardX flavour of ``SummaryWriter``).
 
 Format notes: docs/FORMAT.md §4.10.
 """
@@ -64,7 +66,15 @@ def _check(tag: str, vertices: np.ndarray, colors: Any, faces: Any) -> dict[int,
     return parts
 
 
-def mesh_summary(tag: str, vertices: Any, colors: Any, faces: Any, config_dict: Any) -> bytes:
+def mesh_summary(
+    tag: str,
+    vertices: Any,
+    colors: Any,
+    faces: Any,
+    config_dict: Any,
+    *,
+    tensorboardx: bool = False,
+) -> bytes:
     """Serialized ``Summary`` of a mesh or point cloud (see the module docstring).
 
     Raises:
@@ -76,13 +86,17 @@ def mesh_summary(tag: str, vertices: Any, colors: Any, faces: Any, config_dict: 
 
     parts = _check(tag, _component(tag, "vertices", vertices), colors, faces)
     try:
-        json_config = "{}" if config_dict is None else json.dumps(config_dict, sort_keys=True)
+        if config_dict is None and not tensorboardx:
+            json_config = "{}"
+        else:
+            json_config = json.dumps(config_dict, sort_keys=True)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{tag!r}: config_dict must be JSON-serializable: {exc}") from exc
     components = sum(1 << content_type for content_type in parts)
     summary = proto.Summary()
     for content_type, array in parts.items():
-        value = summary.value.add(tag=f"{tag}_{_NAMES[content_type]}")
+        suffix = str(content_type) if tensorboardx else _NAMES[content_type]
+        value = summary.value.add(tag=f"{tag}_{suffix}")
         plugin_data = value.metadata.plugin_data
         plugin_data.plugin_name = PLUGIN_MESH
         plugin_data.content = proto.MeshPluginData(
@@ -91,7 +105,7 @@ def mesh_summary(tag: str, vertices: Any, colors: Any, faces: Any, config_dict: 
             content_type=content_type,
             json_config=json_config,
             shape=list(array.shape),
-            components=components,
+            components=0 if tensorboardx else components,
         ).SerializeToString()
         tensor = value.tensor
         tensor.dtype = proto.DT_FLOAT

@@ -13,7 +13,7 @@ from conftest import read_run
 from npsummary import MemorySink, NonFiniteWarning, SummaryWriter
 from npsummary._histogram import TF1_BUCKET_LIMITS, tf1_histogram
 from npsummary.proto import Event
-from npsummary.reader import compress_histogram, legacy_to_buckets
+from npsummary.reader import compress_histogram
 
 tensor_util = pytest.importorskip("tensorboard.util.tensor_util")
 summary_v2 = pytest.importorskip("tensorboard.plugins.histogram.summary_v2")
@@ -45,17 +45,28 @@ def test_tf2_histogram_equals_tensorboard_reference(logdir: Path) -> None:
     assert acc.SummaryMetadata("weights").summary_description == "w"
 
 
-def test_add_histogram_writes_tf1_buckets(logdir: Path) -> None:
+def _tensorboardx_buckets(data: np.ndarray) -> tuple[list[float], list[float]]:
+    # tensorboardX's and torch's make_histogram: np.histogram over default_bins, then one empty
+    # bucket kept left of the first non-empty one, trailing empties dropped.
+    counts, limits = np.histogram(
+        data.astype(np.float64), bins=SummaryWriter(MemorySink()).default_bins
+    )
+    nonzero = np.flatnonzero(counts)
+    start, end = int(nonzero[0]), int(nonzero[-1]) + 1
+    kept = counts[start - 1 : end] if start > 0 else np.concatenate([[0], counts[:end]])
+    return limits[start : end + 1].tolist(), kept.astype(np.float64).tolist()
+
+
+def test_add_histogram_default_bins_are_tensorboardx_buckets() -> None:
     data = np.array([0, 0.5, 1, 1, -2, 100, 1e-13, -0.0], dtype=np.float32)
-    with SummaryWriter(str(logdir)) as writer:
-        writer.add_histogram("h", data, 7)
-    acc = read_run(logdir)
-    (event,) = acc.Tensors("h")
-    # TensorBoard's Python loader migrates HistogramProto to [k, 3] float32 rows.
-    rows = tensor_util.make_ndarray(event.tensor_proto)
-    expected = legacy_to_buckets(tf1_histogram(data))
-    np.testing.assert_allclose(rows, expected.astype(np.float32), rtol=0, atol=0)
-    # docs/FORMAT.md §5a: collapsed limits and counts of TF1's C++ op for this data.
+    writer = SummaryWriter(MemorySink())
+    writer.add_histogram("h", data, 7)
+    (event,) = _events(writer.sink)
+    histo = event.summary.value[0].histo
+    limits, counts = _tensorboardx_buckets(data)
+    assert (list(histo.bucket_limit), list(histo.bucket)) == (limits, counts)
+    assert 0.0 in histo.bucket[1:-1]  # interior empty buckets are kept, as theirs
+    # TF1's C++ op (npsummary.v1.histogram) collapses them instead: docs/FORMAT.md §5a.
     h = tf1_histogram(data)
     assert h.bucket.tolist() == [0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0]
     assert h.bucket_limit[-1] == TF1_BUCKET_LIMITS[-1]

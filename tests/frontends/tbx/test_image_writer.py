@@ -59,10 +59,12 @@ def test_add_image_layouts_and_value_rules() -> None:
     for tag, _, strings in (chw_img, hwc_img):
         assert strings[:2] == [b"2", b"2"], tag
         np.testing.assert_array_equal(decode(strings[2]), expected)
-    gray = decode(hw_img[2][2])
-    assert gray.ndim == 2  # one channel stays gray
-    np.testing.assert_array_equal(gray, [[0, 255], [0, 128]])
-    np.testing.assert_array_equal(decode(bool_img[2][2]), [[255, 0]])
+    rgb = decode(hw_img[2][2])
+    assert rgb.shape == (2, 2, 3)  # one channel becomes RGB, as tensorboardX and torch write it
+    # Integers too are read as [0, 1] and multiplied by 255 (an int 0/1 mask is black and white)
+    np.testing.assert_array_equal(rgb[..., 0], [[0, 255], [0, 255]])
+    assert (rgb == rgb[..., :1]).all()
+    np.testing.assert_array_equal(decode(bool_img[2][2])[..., 0], [[255, 0]])
     assert u8_img[2][:2] == [b"3", b"4"]
     np.testing.assert_array_equal(decode(u8_img[2][2]), np.full((4, 3, 2), 77))
 
@@ -76,7 +78,7 @@ def test_nan_pixels_become_zero_with_one_warning_per_tag() -> None:
         warnings.simplefilter("error")
         writer.add_image("nan", img, 1, dataformats="HW")
     for _, _, strings in _images(writer.sink):
-        np.testing.assert_array_equal(decode(strings[2]), [[0, 255]])
+        np.testing.assert_array_equal(decode(strings[2])[..., 0], [[0, 255]])
 
 
 @pytest.mark.parametrize(

@@ -355,8 +355,10 @@ def test_patch_and_unpatch_tensorboardx() -> None:
     try:
         patched = npsummary.patch()
         assert "tensorboardX.SummaryWriter" in patched
-        assert tensorboardX.SummaryWriter is SummaryWriter
-        assert tensorboardX.writer.SummaryWriter is SummaryWriter
+        # tensorboardX gets the tensorboardX flavour (issue 21, item 4), a SummaryWriter
+        assert tensorboardX.SummaryWriter is npsummary.TensorboardXSummaryWriter
+        assert tensorboardX.writer.SummaryWriter is npsummary.TensorboardXSummaryWriter
+        assert issubclass(tensorboardX.SummaryWriter, SummaryWriter)
         assert npsummary.patch() == []  # already patched: nothing more to do
     finally:
         npsummary.unpatch()

@@ -42,12 +42,9 @@ def check_tbx_options(write_to_disk: Any, comet_config: Any, kwargs: dict[str, A
 
 
 def _tensorboardx_default_bins() -> list[float]:
-    # tensorboardX's SummaryWriter.default_bins: ±1e-12 * 1.1**k up to 1e20, and 0.
-    value, positive = 1e-12, []
-    while value < 1e20:
-        positive.append(value)
-        value *= 1.1
-    return [-v for v in reversed(positive)] + [0.0] + positive
+    from ..._histogram.tbx import tensorboardx_default_edges
+
+    return tensorboardx_default_edges()
 
 
 def _child_file_writer(path: str, sink: Any, meta: MetadataDefaults) -> RunFileWriter:

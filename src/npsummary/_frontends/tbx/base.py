@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from ..._common.convert import INT64_MAX, INT64_MIN, check_tag, to_step, to_walltime
 from ..._common.types import StepLike
@@ -47,6 +47,10 @@ class TbxWriterBase(RankGated, WriterHandle):
         from .silent import silent_members
 
         return silent_members(cls)
+
+    #: Whose files this writer writes where tensorboardX and torch differ: ``"torch"`` here,
+    #: ``"tensorboardX"`` in :class:`npsummary.TensorboardXSummaryWriter` (docs/MIGRATION.md §3).
+    flavour: ClassVar[str] = "torch"
 
     def _setup(
         self,

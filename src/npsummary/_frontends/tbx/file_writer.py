@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..._common.compat_errors import MetadataMissingError, MetadataNestingError
 from ..._common.convert import to_step, to_walltime
 from ..._common.messages import message_bytes, parse_message
 from ..._format.wire import encode_event
@@ -32,9 +33,9 @@ class MetadataDefaults:
     @contextlib.contextmanager
     def use(self, global_step: Any, walltime: Any) -> Iterator[None]:
         if self.step is not None or self.walltime is not None:
-            raise RuntimeError("use_metadata: default metadata is already set (nested use)")
+            raise MetadataNestingError("use_metadata: default metadata is already set (nested use)")
         if global_step is None and walltime is None:
-            raise ValueError("use_metadata: give global_step, walltime or both")
+            raise MetadataMissingError("use_metadata: give global_step, walltime or both")
         step = None if global_step is None else to_step(global_step, "use_metadata")
         wall = None if walltime is None else to_walltime(walltime, "use_metadata")
         self.step, self.walltime = step, wall

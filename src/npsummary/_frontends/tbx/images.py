@@ -44,10 +44,11 @@ class ImageMethods(TbxWriterBase):
 
         Args:
           tag: the image's name.
-          img_tensor: pixels; C is 1 (gray, kept gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA).
-            uint8 is stored as is; floats are read as [0, 1]: ``x * 255`` clipped to [0, 255]
-            and truncated, as torch does (never wrapping); other integers are clipped to
-            [0, 255]; bool is 0/255; NaN is drawn as 0 with a
+          img_tensor: pixels; C is 1 (gray, written as RGB as tensorboardX and torch do),
+            2 (gray + alpha), 3 (RGB) or 4 (RGBA). uint8 is stored as is; every other dtype
+            (floats, other integers, bool) is read as [0, 1] as both libraries read it:
+            ``float32(x) * 255`` clipped to [0, 255] and truncated (never wrapping), so an
+            int 0/1 mask is black and white; NaN is drawn as 0 with a
             :class:`~npsummary.NonFiniteWarning`. Written as a ``Summary.Image`` (PNG), as
             tensorboardX and torch write it.
           global_step: step; default: the step given to :meth:`set_step`.
@@ -63,7 +64,7 @@ class ImageMethods(TbxWriterBase):
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         hwc = to_hwc(as_array(img_tensor, tag), dataformats, tag=tag)
-        self._write_pixels(tag, hwc, step, wall, description)
+        self._write_pixels(tag, hwc, step, wall, description, rgb=True)
 
     def add_images(
         self,
@@ -110,7 +111,7 @@ class ImageMethods(TbxWriterBase):
         if nhwc.shape[0] == 0:
             raise ValueError(f"{tag!r}: add_images got an empty batch, shape {nhwc.shape}")
         grid = make_grid(nhwc, ncols=columns or 1, padding=pad)
-        self._write_pixels(tag, grid, step, wall, description)
+        self._write_pixels(tag, grid, step, wall, description, rgb=True)
 
     def add_figure(
         self,
@@ -237,11 +238,21 @@ class ImageMethods(TbxWriterBase):
         self._write_pixels(tag, grid, step, wall, None)
 
     def _write_pixels(
-        self, tag: str, hwc: Any, step: int, wall: float, description: str | None
+        self,
+        tag: str,
+        hwc: Any,
+        step: int,
+        wall: float,
+        description: str | None,
+        *,
+        rgb: bool = False,
     ) -> None:
+        """Write ``hwc``; ``rgb``: one channel becomes RGB, as the anchors' add_image(s) do
+        (npsummary's own filter and feature-map grids stay gray)."""
         from ..._summaries.image import pixels_value
 
         writer = self._get_writer()
         note = check_text(description, "description", tag=tag)
-        value = pixels_value(tag, hwc, writer.check_nonfinite.nan_pixels, description=note)
+        nan_report = writer.check_nonfinite.nan_pixels
+        value = pixels_value(tag, hwc, nan_report, description=note, rgb=rgb)
         writer.write_values([value], step, wall)

@@ -1,10 +1,12 @@
 """``npsummary.patch()``: make frameworks that build their own writer use npsummary's.
 
 In the spirit of ``wandb.tensorboard.patch()``: after ``patch()``, ``torch.utils.tensorboard.
-SummaryWriter`` and ``tensorboardX.SummaryWriter`` resolve to :class:`npsummary.SummaryWriter`,
-both on the packages and in every already imported module that bound the original class to a
-name (``from torch.utils.tensorboard import SummaryWriter`` at the top of a framework module,
-as stable-baselines3 does). ``unpatch()`` restores exactly what ``patch()`` replaced.
+SummaryWriter`` resolves to :class:`npsummary.SummaryWriter` (torch's files) and
+``tensorboardX.SummaryWriter`` to :class:`npsummary.TensorboardXSummaryWriter` (tensorboardX's
+run and tag names), both on the packages and in every already imported module that bound the
+original class to a name (``from torch.utils.tensorboard import SummaryWriter`` at the top of a
+framework module, as stable-baselines3 does). ``unpatch()`` restores exactly what ``patch()``
+replaced.
 """
 
 from __future__ import annotations
@@ -40,25 +42,87 @@ def _originals() -> list[Any]:
     return out
 
 
+# Module-level builders (and tensorboardX's GlobalSummaryWriter): module -> which table of
+# npsummary's replaces its names.
+_BUILDER_MODULES = (
+    ("tensorboardX.summary", "TENSORBOARDX_BUILDERS"),
+    ("torch.utils.tensorboard.summary", "TORCH_BUILDERS"),
+    ("tensorboardX", "TENSORBOARDX_GLOBALS"),
+    ("tensorboardX.global_writer", "TENSORBOARDX_GLOBALS"),
+)
+# Their own packages keep the originals: their writers need their own Summary protos.
+_OWN_PACKAGES = ("tensorboardX", "torch", "npsummary")
+
+
+def _patch_builders() -> list[str]:
+    """Bind npsummary's builders on the libraries' summary modules and wherever another module
+    imported those functions (``from torch.utils.tensorboard.summary import hparams``)."""
+    from . import builders
+
+    patched = []
+    for module_name, table_name in _BUILDER_MODULES:
+        try:
+            source = importlib.import_module(module_name)
+        except Exception:  # not installed, or torch without tensorboard
+            continue
+        table = getattr(builders, table_name, None)
+        if table is None:  # TENSORBOARDX_GLOBALS
+            from .global_writer import GlobalSummaryWriter
+
+            table = {"GlobalSummaryWriter": GlobalSummaryWriter}
+        replacements = {}  # id(original) -> (original, ours)
+        for name, ours in table.items():
+            original = source.__dict__.get(name)
+            if callable(original) and original is not ours:
+                replacements[id(original)] = (original, ours)
+                _replaced.append((source, name, original))
+                setattr(source, name, ours)
+                patched.append(f"{module_name}.{name}")
+        if not replacements:
+            continue
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            name = getattr(module, "__name__", "") or ""
+            if not isinstance(namespace, dict) or name.split(".")[0] in _OWN_PACKAGES:
+                continue
+            for attribute, current in list(namespace.items()):
+                hit = replacements.get(id(current))
+                if hit is not None and hit[0] is current:
+                    _replaced.append((module, attribute, current))
+                    setattr(module, attribute, hit[1])
+                    patched.append(f"{name}.{attribute}")
+    return patched
+
+
 def patch() -> list[str]:
-    """Make torch's and tensorboardX's ``SummaryWriter`` resolve to npsummary's.
+    """Make torch's ``SummaryWriter`` resolve to :class:`npsummary.SummaryWriter` and
+    tensorboardX's to :class:`npsummary.TensorboardXSummaryWriter`.
+
+    The module-level builders of ``tensorboardX.summary`` and ``torch.utils.tensorboard.summary``
+    (``scalar``, ``histogram``, ``image``, ``hparams``, ...) are replaced by those of
+    :mod:`npsummary.tensorboardx_summary` and :mod:`npsummary.torch_summary`, on those modules and
+    wherever another module imported them (the libraries' own modules keep theirs).
 
     Returns:
-      The ``module.SummaryWriter`` names that now refer to :class:`npsummary.SummaryWriter`
-      by this call (empty when neither torch's tensorboard module nor tensorboardX is
-      installed, or when everything was patched already). Calling ``patch()`` again is harmless.
+      The ``module.name`` names that now refer to npsummary's writers or builders by this call
+      (empty when neither torch's tensorboard module nor tensorboardX is installed, or when
+      everything was patched already). Calling ``patch()`` again is harmless.
     """
+    from .flavours import TensorboardXSummaryWriter
     from .summary_writer import SummaryWriter
 
+    ours = (SummaryWriter, TensorboardXSummaryWriter)
     with _lock:
-        # After a first patch() the packages name npsummary's class; the originals it replaced
-        # are still looked for, in modules imported since.
-        originals = [c for c in _originals() if c is not SummaryWriter]
-        originals += [c for _, _, c in _replaced if all(c is not o for o in originals)]
-        patched = []
-        if not originals:
-            return []
+        # After a first patch() the packages name npsummary's classes; the originals they
+        # replaced are still looked for, in modules imported since.
+        originals = [c for c in _originals() if c not in ours]
+        originals += [
+            c for _, _, c in _replaced if isinstance(c, type) and all(c is not o for o in originals)
+        ]
+        patched = _patch_builders()
         for module in list(sys.modules.values()):
+            if not originals:
+                break
             namespace = getattr(module, "__dict__", None)
             name = getattr(module, "__name__", "")
             if not isinstance(namespace, dict) or name.startswith("npsummary"):
@@ -68,13 +132,14 @@ def patch() -> list[str]:
                 # Identity only: touching attributes of arbitrary module globals can warn.
                 if any(current is cls for cls in originals):
                     _replaced.append((module, attribute, current))
-                    setattr(module, attribute, SummaryWriter)
+                    from_tbx = getattr(current, "__module__", "").startswith("tensorboardX")
+                    setattr(module, attribute, ours[1] if from_tbx else ours[0])
                     patched.append(f"{name}.{attribute}")
         return sorted(patched)
 
 
 def unpatch() -> None:
-    """Undo :func:`patch`: every replaced name gets its original class back."""
+    """Undo :func:`patch`: every replaced name gets its original class or function back."""
     with _lock:
         while _replaced:
             module, attribute, original = _replaced.pop()

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..._common.compat_errors import MarginChartError
 from ..._common.convert import check_tag
 from ..._core.event_writer import EventWriter, LogdirTarget
 from .base import TbxWriterBase
@@ -133,7 +134,12 @@ class PluginMethods(TbxWriterBase):
         if run_name is not None and run_name != OWN_RUN:
             _run_path(run_name)  # refused before anything is created
         metrics = metric_values(metric_dict)
-        summaries = hparams_summaries(hparam_dict, [t for t, _ in metrics], hparam_domain_discrete)
+        summaries = hparams_summaries(
+            hparam_dict,
+            [t for t, _ in metrics],
+            hparam_domain_discrete,
+            bool_values=self.flavour == "tensorboardX",
+        )
         step = self._resolve("add_hparams", global_step, None)[1]
         wall = time.time()
 
@@ -253,7 +259,7 @@ class PluginMethods(TbxWriterBase):
         category = check_tag(category, "add_custom_scalars_marginchart: category")
         title = check_tag(title, "add_custom_scalars_marginchart: title")
         if not isinstance(tags, (list, tuple)) or len(tags) != 3:
-            raise ValueError(f"add_custom_scalars_marginchart needs 3 tags, got {tags!r}")
+            raise MarginChartError(f"add_custom_scalars_marginchart needs 3 tags, got {tags!r}")
         self.add_custom_scalars({category: {title: ["Margin", tags]}})
 
     # -- embeddings ----------------------------------------------------------------------------
@@ -427,7 +433,9 @@ class PluginMethods(TbxWriterBase):
         from ..._summaries.mesh import mesh_summary
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
-        summary = mesh_summary(tag, vertices, colors, faces, config_dict)
+        summary = mesh_summary(
+            tag, vertices, colors, faces, config_dict, tensorboardx=self.flavour == "tensorboardX"
+        )
         self._get_writer().write_summary(summary, step, wall)
 
     def add_tensor(

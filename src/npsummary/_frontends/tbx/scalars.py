@@ -15,7 +15,7 @@ import numpy as np
 
 from ..._common.convert import check_text, scalar_dict, to_float, to_float32_range
 from ..._common.types import ScalarLike, StepLike
-from ..._core.event_writer import subrun_name
+from ..._core.event_writer import EventWriter, subrun_name
 from ..._summaries.scalar import torch_scalar_value
 from .base import TbxWriterBase
 
@@ -51,6 +51,20 @@ def _scalar_options(
 
 class ScalarMethods(TbxWriterBase):
     """``add_scalar`` and ``add_scalars``."""
+
+    def _scalars_run_path(self, main_tag: str, key: str) -> list[str]:
+        """The sub-run of ``add_scalars(main_tag, {key: ...})``, as path components: torch's
+        single ``<main_tag>_<key>`` (:func:`~npsummary._core.event_writer.subrun_name`)."""
+        return [subrun_name(main_tag, key)]
+
+    def _scalars_value_tag(self, main_tag: str) -> str:
+        """The tag of every ``add_scalars`` value: ``main_tag`` as given (torch)."""
+        return main_tag
+
+    def _scalars_child(self, writer: EventWriter, main_tag: str, key: str) -> EventWriter:
+        for component in self._scalars_run_path(main_tag, key):
+            writer = writer.child(component)
+        return writer
 
     def add_scalar(
         self,
@@ -120,8 +134,8 @@ class ScalarMethods(TbxWriterBase):
         walltime: float | None = None,
     ) -> None:
         """Log several scalars as one chart: each key becomes the sub-run ``<main_tag>_<key>``
-        (torch's naming; tensorboardX nests ``<main_tag>/<key>``), each value a ``simple_value``
-        tagged ``main_tag``. Sub-run names come from
+        (torch's naming; the tensorboardX flavour nests ``<main_tag>/<key>``), each value a
+        ``simple_value`` tagged ``main_tag``. Sub-run names come from
         :func:`~npsummary._core.event_writer.subrun_name`: a ``/`` in a key is written ``%2F``, so
         distinct keys never share a sub-run.
 
@@ -139,6 +153,7 @@ class ScalarMethods(TbxWriterBase):
         writer = self._get_writer()
         # Every sub-run is opened before any is written: a sub-run that cannot be created (EACCES,
         # EMFILE, ...) fails the call before it logged anything.
-        children = [(writer.child(subrun_name(main_tag, key)), value) for key, value in values]
+        children = [(self._scalars_child(writer, main_tag, key), value) for key, value in values]
+        value_tag = self._scalars_value_tag(main_tag)
         for child, value in children:
-            child.write_simple_scalar(main_tag, value, step, wall)
+            child.write_simple_scalar(value_tag, value, step, wall)

@@ -103,8 +103,10 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
           tag: the histogram's name.
           values: the data.
           global_step, walltime: as :meth:`add_scalar`.
-          bins: ``'tensorflow'`` (default) uses TF1's 1551 exponential buckets exactly as TF's
-            C++ op does, with empty runs collapsed; an int gives that many equal-width bins, a
+          bins: ``'tensorflow'`` (default) stands for :attr:`default_bins`, the exponential
+            edges ``±1e-12 * 1.1**k``, with the buckets tensorboardX and torch write (empty
+            buckets between the first and last non-empty one kept; ``npsummary.v1.histogram``
+            writes TF1's collapsed form); an int gives that many equal-width bins, a
             sequence gives explicit edges, and NumPy's rule names (``'auto'``, ``'fd'``, …,
             following the installed NumPy) are accepted, capped at 10,000 bins with a
             :class:`~npsummary.BinCountCappedWarning`.
@@ -288,6 +290,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         Raises:
           TypeError, ValueError: bad input, naming the tag.
         """
+        from ..._common.compat_errors import AudioShapeError
         from ..._summaries.audio import audio_clips, legacy_audio_value
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
@@ -295,7 +298,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         if sound.ndim == 1 or (sound.ndim == 2 and sound.shape[0] == 1):
             sound = sound.reshape(-1, 1)
         if sound.ndim != 2:
-            raise ValueError(
+            raise AudioShapeError(
                 f"{tag!r}: audio must have shape (L,), (1, L) or (L, C), got {sound.shape}"
             )
         rate = check_int(sample_rate, "sample_rate", tag=tag, minimum=1, maximum=0xFFFFFFFF)

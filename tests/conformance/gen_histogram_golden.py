@@ -1,0 +1,54 @@
+"""Regenerate the histogram golden files (run once per library; the output is committed).
+
+    pip install tensorboardX==2.6.5 tensorboard
+    python tests/conformance/gen_histogram_golden.py tensorboardX
+    pip install torch==2.13.0 tensorboard      # in a separate venv (CPU wheel)
+    python tests/conformance/gen_histogram_golden.py torch
+
+Runs ``histogram_program.run`` with the library's ``SummaryWriter`` and stores every histogram's
+fields as JSON in ``golden/histograms/<library>.json``, with the library's version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from conformance import histogram_program  # noqa: E402
+
+
+def main(library: str) -> None:
+    if library == "torch":
+        import torch
+        from torch.utils.tensorboard import SummaryWriter
+
+        version = torch.__version__
+    elif library == "tensorboardX":
+        import tensorboardX
+        from tensorboardX import SummaryWriter
+
+        version = tensorboardX.__version__
+    else:
+        raise SystemExit("usage: gen_histogram_golden.py tensorboardX|torch")
+    with tempfile.TemporaryDirectory() as tmp:
+        writer = SummaryWriter(tmp)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            histogram_program.run(writer)
+        writer.close()
+        histograms = histogram_program.read_histograms(tmp)
+    target = os.path.join(HERE, "golden", "histograms", f"{library}.json")
+    with open(target, "w") as f:
+        json.dump({"version": version, "histograms": histograms}, f, indent=0, sort_keys=True)
+        f.write("\n")
+    print(f"{target}: {len(histograms)} histograms from {library} {version}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "")

@@ -1,0 +1,132 @@
+"""The module-level builders (issue 21, item 6): ``npsummary.tensorboardx_summary`` and
+``npsummary.torch_summary`` return the ``Summary`` protos ``tensorboardX.summary`` and
+``torch.utils.tensorboard.summary`` return, compared field by field with the libraries where they
+are installed (images by decoded pixels: another PNG encoder), and ``patch()`` binds them.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import npsummary
+from npsummary import MemorySink, SummaryWriter
+from npsummary import tensorboardx_summary as tbx_builders
+from npsummary import torch_summary as torch_builders
+from npsummary.proto import Event
+
+_X = np.linspace(-1.0, 1.0, 101)
+_LABELS = np.array([0, 1, 1, 0, 1])
+_PREDICTIONS = np.array([0.1, 0.9, 0.6, 0.4, 0.8])
+_LAYOUT = {"c": {"t": ["Multiline", ["a", "b"]], "m": ["Margin", ["v", "lo", "hi"]]}}
+_HPARAMS = ({"lr": 0.1, "use_bn": True, "opt": "sgd"}, {"hp/metric": 1.0})
+
+
+def _edges() -> list[float]:
+    return SummaryWriter(MemorySink()).default_bins
+
+
+# name -> call(module): both libraries' builders take these arguments.
+CALLS: dict[str, Callable[[Any], Any]] = {
+    "scalar": lambda m: m.scalar("loss (train)", 0.5),
+    "histogram default bins": lambda m: m.histogram("weights [0]", _X, _edges()),
+    "histogram grouped": lambda m: m.histogram("h", _X, 10, 4),
+    "histogram_raw": lambda m: m.histogram_raw("r", 0, 3, 4, 6, 14, [1, 2, 3], [1, 2, 1]),
+    "text": lambda m: m.text("notes", "hello **world**"),
+    "pr_curve": lambda m: m.pr_curve("pr", _LABELS, _PREDICTIONS),
+    "custom_scalars": lambda m: m.custom_scalars(_LAYOUT),
+    "hparams": lambda m: m.hparams(*_HPARAMS),
+}
+
+
+def _their_module(library: str) -> Any:
+    if library == "torch":
+        pytest.importorskip("torch")
+        return pytest.importorskip("torch.utils.tensorboard.summary")
+    return pytest.importorskip("tensorboardX.summary")
+
+
+def _as_tensorboard(summary: Any) -> Any:
+    summary_pb2 = pytest.importorskip("tensorboard.compat.proto.summary_pb2")
+    return summary_pb2.Summary.FromString(summary.SerializeToString())
+
+
+@pytest.mark.parametrize("library", ["tensorboardX", "torch"])
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_same_summary_as_the_library(library: str, name: str) -> None:
+    theirs = CALLS[name](_their_module(library))
+    ours = CALLS[name](tbx_builders if library == "tensorboardX" else torch_builders)
+    if name == "hparams":
+        assert len(ours) == len(theirs) == 3
+        for mine, other in zip(ours, theirs, strict=True):
+            assert _as_tensorboard(mine) == _as_tensorboard(other)
+    else:
+        assert _as_tensorboard(ours) == _as_tensorboard(theirs)
+
+
+@pytest.mark.parametrize("library", ["tensorboardX", "torch"])
+def test_image_has_the_librarys_pixels(library: str) -> None:
+    pil = pytest.importorskip("PIL.Image")
+    image = np.linspace(0.0, 1.0, 3 * 4 * 5).reshape(1, 3, 4, 5)
+    args = (image[0], 1, "CHW") if library == "tensorboardX" else (image, 1, "NCHW")
+    theirs = _their_module(library).image("img", *args).value[0].image
+    builders = tbx_builders if library == "tensorboardX" else torch_builders
+    ours = builders.image("img", *args).value[0].image
+    assert (ours.height, ours.width, ours.colorspace) == (theirs.height, theirs.width, 3)
+
+    def pixels(encoded: bytes) -> np.ndarray:
+        with pil.open(io.BytesIO(encoded)) as png:
+            return np.asarray(png)
+
+    assert (pixels(ours.encoded_image_string) == pixels(theirs.encoded_image_string)).all()
+
+
+def test_builders_feed_file_writer_add_summary() -> None:
+    writer = SummaryWriter(MemorySink())
+    for summary in (*torch_builders.hparams(*_HPARAMS), torch_builders.scalar("hp/metric", 1.0)):
+        writer.file_writer.add_summary(summary, global_step=3)
+    events = [Event.FromString(p) for p in writer.sink.payloads]
+    tags = [event.summary.value[0].tag for event in events]
+    assert tags == [
+        "_hparams_/experiment",
+        "_hparams_/session_start_info",
+        "_hparams_/session_end_info",
+        "hp/metric",
+    ]
+    assert all(event.step == 3 for event in events)
+
+
+def test_tensorboardx_builders_clean_tags_torch_builders_do_not() -> None:
+    assert tbx_builders.scalar("a b", 1.0).value[0].tag == "a_b"
+    assert torch_builders.scalar("a b", 1.0).value[0].tag == "a b"
+
+
+def test_bad_input_is_the_writers_error() -> None:
+    with pytest.raises(NotImplementedError):
+        torch_builders.scalar("s", {"a": 1})
+    with pytest.raises(TypeError, match="'s'"):
+        tbx_builders.scalar("s", {"a": 1})
+
+
+def test_patch_binds_the_builders_where_they_were_imported() -> None:
+    summary = pytest.importorskip("tensorboardX.summary")
+    original = summary.hparams
+    namespace: dict[str, Any] = {"hparams": original}
+    module = type(npsummary)("some_framework_module")
+    module.__dict__.update(namespace)
+    import sys
+
+    sys.modules["some_framework_module"] = module
+    try:
+        patched = npsummary.patch()
+        assert "tensorboardX.summary.hparams" in patched
+        assert summary.hparams is tbx_builders.hparams
+        assert module.hparams is tbx_builders.hparams
+    finally:
+        npsummary.unpatch()
+        del sys.modules["some_framework_module"]
+    assert summary.hparams is original and module.hparams is original
