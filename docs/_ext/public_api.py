@@ -15,6 +15,8 @@ PUBLIC_MODULES: dict[str, str] = {
     "npsummary.v1": "api/v1.rst",
     "npsummary.reader": "api/reader.rst",
     "npsummary.hparams": "api/hparams.rst",
+    "npsummary.tensorboardx_summary": "api/tensorboardx_summary.rst",
+    "npsummary.torch_summary": "api/torch_summary.rst",
     "npsummary.integrations": "api/integrations.rst",
     "npsummary.integrations.keras": "api/integrations.rst",
     "npsummary.integrations.flax": "api/integrations.rst",

@@ -48,8 +48,9 @@ class TbxWriterBase(RankGated, WriterHandle):
 
         return silent_members(cls)
 
-    #: Whose files this writer writes where tensorboardX and torch differ: ``"torch"`` here,
-    #: ``"tensorboardX"`` in :class:`npsummary.TensorboardXSummaryWriter` (docs/MIGRATION.md §3).
+    #: The library whose files this writer writes where tensorboardX and torch differ
+    #: (docs/MIGRATION.md §3): ``"torch"`` here, ``"tensorboardX"`` in
+    #: :class:`npsummary.TensorboardXSummaryWriter`.
     flavour: ClassVar[str] = "torch"
 
     def _setup(
