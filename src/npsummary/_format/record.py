@@ -30,6 +30,7 @@ __all__ = [
     "RecordError",
     "TruncatedRecordError",
     "frame_record",
+    "frame_records",
     "iter_records",
     "masked_crc32c",
     "read_records",
@@ -111,6 +112,33 @@ def frame_record(payload: bytes) -> bytes:
             _CRC.pack(masked_crc32c(payload)),
         )
     )
+
+
+_HEADERS: dict[int, bytes] = {}  # payload length -> its 12 framed header bytes
+
+
+def frame_records(payloads: list[bytes]) -> bytes:
+    """``b"".join(frame_record(p) for p in payloads)``, faster: the background writer frames
+    every logged event, and events of one kind share a few lengths, so the length header and its
+    CRC are cached per length and only the payload's CRC is computed per record."""
+    crc32c = _crc32c_impl or _load_crc32c()
+    headers = _HEADERS
+    pack = _CRC.pack
+    parts: list[bytes] = []
+    add = parts.append
+    for payload in payloads:
+        size = len(payload)
+        header = headers.get(size)
+        if header is None:
+            length = _LENGTH.pack(size)
+            header = length + pack(masked_crc32c(length))
+            if len(headers) < 65536:
+                headers[size] = header
+        crc = crc32c(payload)
+        add(header)
+        add(payload)
+        add(pack((((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF))
+    return b"".join(parts)
 
 
 class RecordError(ValueError):
