@@ -12,7 +12,8 @@ every ratio (ours / anchor). Every timed result is checked while timing: scalars
 from the file, PNGs decoded and compared with the input pixels, histogram counts compared with a
 reference, the reader's result compared with tbparse's value by value, GIF frames compared with
 Pillow's decoder. A ratio more than 15% worse than the baseline is flagged, and so is a goal of
-issue 22 that is not met; the exit status is 1 if anything was flagged.
+issue 22 that is not met (a ratio under half its goal is not flagged for drifting); the exit
+status is 1 if anything was flagged.
 
 The machine's load average is printed at the start and the end: on a shared VM the ratios move
 with it, so compare runs at similar load.
@@ -68,7 +69,7 @@ def _median_alternating(fns: dict[str, Callable[[], Any]], repeats: int) -> dict
 def bench_scalar(full: bool) -> list[Row]:
     import bench_scalar as bs
 
-    calls, repeats = (20000, 7) if full else (5000, 5)
+    calls, repeats = (20000, 9) if full else (10000, 7)
     setups = {
         "add_scalar": bs.npsummary_writer,
         "scalar()": bs.npsummary_tf2,
@@ -98,7 +99,7 @@ def bench_scalar(full: bool) -> list[Row]:
 
 
 def bench_import(full: bool) -> list[Row]:
-    runs = 21 if full else 9
+    runs = 21 if full else 15
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     src = str(HERE.parent / "src")
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
@@ -189,7 +190,7 @@ def bench_png(full: bool) -> list[Row]:
     encoders = {"ours": lambda image: encode_png(image), "pillow": bp.pillow_png}
     rows = []
     for n in (256, 1024):
-        repeat = {256: 61, 1024: 15}[n] if full else {256: 9, 1024: 3}[n]
+        repeat = {256: 61, 1024: 15}[n] if full else {256: 21, 1024: 5}[n]
         for kind, image in (("noise", bp.noise_image(n)), ("smooth", bp.smooth_image(n))):
             res = bp.measure(encoders, image, repeat)  # decodes every output and compares
             (t_ours, b_ours), (t_pil, b_pil) = res["ours"], res["pillow"]
@@ -206,8 +207,9 @@ def bench_histogram(full: bool) -> list[Row]:
 
     from npsummary import _histogram as H
 
-    n = 10**7 if full else 10**6
+    n = 10**7  # the size the goals are stated for (at 1e6 np.sum runs from cache)
     x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    # The floor of any bucketing: np.bincount of a precomputed bucket index of the same values.
     index = np.searchsorted(np.linspace(-5, 5, 1551), x).astype(np.intp)
     res = bh.round_robin(
         {
@@ -216,7 +218,7 @@ def bench_histogram(full: bool) -> list[Row]:
             "tf2": lambda: H.tf2_buckets(x),
             "tf1": lambda: H.tf1_histogram(x),
         },
-        7 if full else 9,
+        11 if full else 5,
     )
     t = {name: v[0] for name, v in res.items()}
     if not np.array_equal(res["tf2"][1][0][:, 2], bh.tf2_reference_counts(x)):
@@ -247,7 +249,7 @@ def bench_video(full: bool) -> list[Row]:
                 label: (lambda f=fn, c=clip, o=outputs, k=label: o.__setitem__(k, f(c)))
                 for label, fn in fns.items()
             },
-            7 if full else 3,
+            7 if full else 5,
         )
         frames = bv.decode(outputs["ours"])
         if frames.shape[0] != clip.shape[1]:
@@ -273,7 +275,7 @@ def bench_gifread(full: bool) -> list[Row]:
                 "ours": lambda d=data, g=got: g.__setitem__(0, decode_gif(d)[0]),
                 "pillow": lambda d=data, g=got: g.__setitem__(1, bg.pillow_frames(d)),
             },
-            9 if full else 3,
+            9 if full else 5,
         )
         if not np.array_equal(got[0][..., :3], got[1]):
             raise SystemExit(f"check failed: GIF {name} differs from Pillow's frames")
@@ -334,7 +336,10 @@ def main() -> int:
         if row.goal is not None and row.ratio > row.goal:
             flags.append("GOAL MISSED")
         base = baseline.get(row.key)
-        if base is not None and row.ratio > base * TOLERANCE:
+        # A ratio still under half its goal is not flagged for drifting (0.0012 -> 0.0014 is
+        # noise, not a regression worth a look).
+        drifting = row.goal is None or row.ratio > row.goal / 2
+        if base is not None and row.ratio > base * TOLERANCE and drifting:
             flags.append(f"WORSE by {row.ratio / base - 1:.0%}")
         flagged += bool(flags)
         goal = "" if row.goal is None else f"{row.goal:.3g}"

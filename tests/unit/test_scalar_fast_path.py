@@ -152,6 +152,20 @@ def test_tf2_scalar_hot_path_keeps_tf_semantics() -> None:
     assert sink.payloads[-1] == ScalarEncoder().event("train/loss", 0.25, 4, events[-1].wall_time)
 
 
+def test_tf2_scalar_hot_path_bytes_at_every_step_width() -> None:
+    sink = MemorySink()
+    writer = npsummary.create_file_writer(sink)
+    steps = [1, 5, 127, 128, 16383, 16384, PACKED_STEP_LIMIT - 1, PACKED_STEP_LIMIT, 0]
+    with writer.as_default():
+        for step in steps:
+            assert npsummary.scalar("loss", -0.75, step=step)
+    payloads = [p for p in sink.payloads if b"scalars" in p]
+    encoder = ScalarEncoder()
+    for payload, step in zip(payloads, steps, strict=True):
+        wall = proto.Event.FromString(payload).wall_time
+        assert payload == encoder.event("loss", -0.75, step, wall)
+
+
 def test_frame_records_equals_frame_record() -> None:
     payloads = [os.urandom(n % 300) for n in range(900)]
     data = frame_records(payloads)

@@ -35,7 +35,7 @@ from ..._common.messages import check_event_size
 from ..._common.types import ArrayLike, ScalarLike, StepLike
 from ..._core.event_writer import EventWriter
 from ..._summaries.metadata import metadata_message
-from ..._summaries.scalar import FLOAT32_OVERFLOW, PACKED_STEP_LIMIT, pack_event
+from ..._summaries.scalar import FLOAT32_OVERFLOW, PACKED_STEP_LIMIT
 from ..context import (
     get_step,
     name_scope,
@@ -148,7 +148,19 @@ def scalar(
         scope = current.name_scope
         entry = writer.scalars.plain.get(scope + name if scope else name)
         if entry is not None and step.__class__ is int and 0 < step < PACKED_STEP_LIMIT:
-            writer.sink.write(pack_event(entry, data, step, time.time()))
+            # pack_event's branches, inline (a call costs as much as the packing).
+            if step < 128:
+                payload = entry[3].pack(9, time.time(), 16, step, entry[0], data, entry[1])
+            elif step < 16384:
+                payload = entry[4].pack(
+                    9, time.time(), 16, step & 127 | 128, step >> 7, entry[0], data, entry[1]
+                )
+            else:
+                payload = entry[5].pack(
+                    9, time.time(), 16, step & 127 | 128, (step >> 7) & 127 | 128, step >> 14,
+                    entry[0], data, entry[1],
+                )  # fmt: skip
+            writer.sink.write(payload)
             return True
     tag = scoped_tag(name)
     step = _step_for(step, tag)
