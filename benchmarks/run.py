@@ -176,7 +176,36 @@ def bench_reader(full: bool) -> list[Row]:
         Row(f"reader.{events:.0e}/tbparse", near, t_tbparse, "s", 1 / 50, "goal: 50x faster"),
         Row(f"reader.{events:.0e}/read+crc", near, crc, "s", None, "ours / reading + CRCs"),
     ]
+    # torch's add_scalar(new_style=True) tensors against simple_value scalars: same count, same
+    # tags; ~1 when both take the bulk path (it was ~16 when new_style went through protobuf).
+    styles = {name: _style_logdir(data, 100_000, name) for name in ("new_style", "simple_value")}
+    t = _median_alternating(
+        {name: (lambda d=logdir: _count_scalars(d, 100_000)) for name, logdir in styles.items()},
+        repeats,
+    )
+    rows.append(Row("reader.new_style/simple_value", t["new_style"], t["simple_value"], "s", None))
     return rows
+
+
+def _style_logdir(root: str, events: int, style: str) -> str:
+    """``events`` scalars over 50 tags written by SummaryWriter in ``style``; cached."""
+    import npsummary
+
+    logdir = os.path.join(root, f"{style}-{events}")
+    if not os.path.isdir(logdir):
+        with npsummary.SummaryWriter(logdir + ".tmp", max_queue=1000) as writer:
+            for i in range(events):
+                writer.add_scalar(f"t{i % 50}", i * 0.001, i // 50, new_style=style == "new_style")
+        os.rename(logdir + ".tmp", logdir)
+    return logdir
+
+
+def _count_scalars(logdir: str, expected: int) -> None:
+    from npsummary import reader
+
+    got = sum(series.values.size for series in reader.scalars(logdir).values())
+    if got != expected:
+        raise SystemExit(f"check failed: read {got} of {expected} scalars from {logdir}")
 
 
 # -- PNG -----------------------------------------------------------------------------------------
