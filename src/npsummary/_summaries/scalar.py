@@ -18,6 +18,7 @@ bytes are encoded.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 from .._common.convert import _FLOAT32_OVERFLOW
 from .._format.wire import (
@@ -54,8 +55,10 @@ def scalar_value(
 
 #: One cached event layout: the bytes between the step and the float (the ``summary`` and
 #: ``value`` headers and the value's fields before the float), the bytes after the float, and
-#: the structs packing a whole event with a step of 0 (omitted) and of 1, 2 and 3 varint bytes.
-ScalarEntry = tuple[bytes, bytes, struct.Struct, struct.Struct, struct.Struct, struct.Struct]
+#: the ``pack`` methods of the structs packing a whole event with a step of 0 (omitted) and of
+#: 1, 2 and 3 varint bytes.
+_Pack = Callable[..., bytes]
+ScalarEntry = tuple[bytes, bytes, _Pack, _Pack, _Pack, _Pack]
 
 #: Smallest magnitude a float32 cast rounds to infinity: a float below it packs as "f".
 FLOAT32_OVERFLOW = _FLOAT32_OVERFLOW
@@ -87,11 +90,11 @@ def pack_event(entry: ScalarEntry, value: float, step: int, wall_time: float) ->
     if wall_time != 0.0 and 0 <= step < PACKED_STEP_LIMIT:  # proto3 omits +0.0 (and step 0)
         if step < 128:
             if step:
-                return one.pack(9, wall_time, 16, step, before, value, after)
-            return zero.pack(9, wall_time, before, value, after)
+                return one(9, wall_time, 16, step, before, value, after)
+            return zero(9, wall_time, before, value, after)
         if step < 16384:
-            return two.pack(9, wall_time, 16, step & 127 | 128, step >> 7, before, value, after)
-        return three.pack(
+            return two(9, wall_time, 16, step & 127 | 128, step >> 7, before, value, after)
+        return three(
             9, wall_time, 16, step & 127 | 128, (step >> 7) & 127 | 128, step >> 14,
             before, value, after,
         )  # fmt: skip
@@ -146,10 +149,10 @@ class ScalarEncoder:
             found = (
                 before,
                 suffix,
-                _event_struct(0, n, m),
-                _event_struct(1, n, m),
-                _event_struct(2, n, m),
-                _event_struct(3, n, m),
+                _event_struct(0, n, m).pack,
+                _event_struct(1, n, m).pack,
+                _event_struct(2, n, m).pack,
+                _event_struct(3, n, m).pack,
             )
             if len(self._entries) >= self._MAX_CACHED:
                 self._entries.clear()

@@ -102,23 +102,21 @@ class ScalarMethods(TbxWriterBase):
             and tag.__class__ is str
             and self._meta.walltime is None
         ):
-            entry = writer.simple_scalars.plain.get(tag)
+            entry = writer.plain_simple_scalars.get(tag)
             if entry is not None:
                 if global_step < 128:
-                    payload = entry[3].pack(
-                        9, _now(), 16, global_step, entry[0], scalar_value, entry[1]
-                    )
+                    payload = entry[3](9, _now(), 16, global_step, entry[0], scalar_value, entry[1])
                 elif global_step < 16384:
-                    payload = entry[4].pack(
+                    payload = entry[4](
                         9, _now(), 16, global_step & 127 | 128, global_step >> 7,
                         entry[0], scalar_value, entry[1],
                     )  # fmt: skip
                 else:
-                    payload = entry[5].pack(
+                    payload = entry[5](
                         9, _now(), 16, global_step & 127 | 128, (global_step >> 7) & 127 | 128,
                         global_step >> 14, entry[0], scalar_value, entry[1],
                     )  # fmt: skip
-                writer.sink.write(payload)
+                writer.sink_write(payload)
                 return
         if display_name.__class__ is bool or summary_description.__class__ is bool:
             display_name, summary_description, new_style, double_precision = _torch_positions(

@@ -146,21 +146,21 @@ def scalar(
         if step is None:
             step = current.step
         scope = current.name_scope
-        entry = writer.scalars.plain.get(scope + name if scope else name)
+        entry = writer.plain_scalars.get(scope + name if scope else name)
         if entry is not None and step.__class__ is int and 0 < step < PACKED_STEP_LIMIT:
             # pack_event's branches, inline (a call costs as much as the packing).
             if step < 128:
-                payload = entry[3].pack(9, time.time(), 16, step, entry[0], data, entry[1])
+                payload = entry[3](9, time.time(), 16, step, entry[0], data, entry[1])
             elif step < 16384:
-                payload = entry[4].pack(
+                payload = entry[4](
                     9, time.time(), 16, step & 127 | 128, step >> 7, entry[0], data, entry[1]
                 )
             else:
-                payload = entry[5].pack(
+                payload = entry[5](
                     9, time.time(), 16, step & 127 | 128, (step >> 7) & 127 | 128, step >> 14,
                     entry[0], data, entry[1],
                 )  # fmt: skip
-            writer.sink.write(payload)
+            writer.sink_write(payload)
             return True
     tag = scoped_tag(name)
     step = _step_for(step, tag)
