@@ -23,39 +23,38 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import experimental
-from ._common.errors import BinCountCappedWarning, EventWriteError, NonFiniteWarning
-from ._frontends.tbx.summary_writer import SummaryWriter
-from ._frontends.tf2.api import (
-    audio,
-    distribution,
-    graph,
-    histogram,
-    image,
-    name_scope,
-    record_if,
-    scalar,
-    should_record_summaries,
-    text,
-    trace_export,
-    trace_off,
-    trace_on,
-    write,
-)
-from ._frontends.tf2.writer import (
-    NoopSummaryWriter,
-    SummaryFileWriter,
-    create_file_writer,
-    create_noop_writer,
-    flush,
-)
-from ._sinks.base import EventSink, MemorySink
-from ._sinks.file import FileSink
-
 if TYPE_CHECKING:
+    from . import experimental, reader, v1
+    from ._common.errors import BinCountCappedWarning, EventWriteError, NonFiniteWarning
     from ._frontends.tbx.flavours import TensorboardXSummaryWriter
     from ._frontends.tbx.global_writer import GlobalSummaryWriter
     from ._frontends.tbx.patch import patch, unpatch
+    from ._frontends.tbx.summary_writer import SummaryWriter
+    from ._frontends.tf2.api import (
+        audio,
+        distribution,
+        graph,
+        histogram,
+        image,
+        name_scope,
+        record_if,
+        scalar,
+        should_record_summaries,
+        text,
+        trace_export,
+        trace_off,
+        trace_on,
+        write,
+    )
+    from ._frontends.tf2.writer import (
+        NoopSummaryWriter,
+        SummaryFileWriter,
+        create_file_writer,
+        create_noop_writer,
+        flush,
+    )
+    from ._sinks.base import EventSink, MemorySink
+    from ._sinks.file import FileSink
     from ._sinks.segments import SegmentSink
 
 __version__ = "0.1.0"
@@ -100,14 +99,57 @@ __all__ = [
 
 
 # Imported on first use, keeping `import npsummary` light: name -> (module, attribute or None).
+# Every public name is loaded on first use (PEP 562), so that `import npsummary` costs almost
+# nothing and a script pays only for what it touches: a SummaryWriter loads its front end, the
+# sink and the scalar encoder, not the tf.summary functions, reader, v1 or patch().
+_TF2 = "._frontends.tf2.api"
+_TF2_WRITER = "._frontends.tf2.writer"
+_ERRORS = "._common.errors"
 _LAZY = {
+    "experimental": (".experimental", None),
     "v1": (".v1", None),
     "reader": (".reader", None),
+    "BinCountCappedWarning": (_ERRORS, "BinCountCappedWarning"),
+    "EventWriteError": (_ERRORS, "EventWriteError"),
+    "NonFiniteWarning": (_ERRORS, "NonFiniteWarning"),
+    "SummaryWriter": ("._frontends.tbx.summary_writer", "SummaryWriter"),
     "patch": ("._frontends.tbx.patch", "patch"),
     "unpatch": ("._frontends.tbx.patch", "unpatch"),
+    "EventSink": ("._sinks.base", "EventSink"),
+    "MemorySink": ("._sinks.base", "MemorySink"),
+    "FileSink": ("._sinks.file", "FileSink"),
     "SegmentSink": ("._sinks.segments", "SegmentSink"),
     "TensorboardXSummaryWriter": ("._frontends.tbx.flavours", "TensorboardXSummaryWriter"),
     "GlobalSummaryWriter": ("._frontends.tbx.global_writer", "GlobalSummaryWriter"),
+    **{
+        name: (_TF2, name)
+        for name in (
+            "audio",
+            "distribution",
+            "graph",
+            "histogram",
+            "image",
+            "name_scope",
+            "record_if",
+            "scalar",
+            "should_record_summaries",
+            "text",
+            "trace_export",
+            "trace_off",
+            "trace_on",
+            "write",
+        )
+    },
+    **{
+        name: (_TF2_WRITER, name)
+        for name in (
+            "NoopSummaryWriter",
+            "SummaryFileWriter",
+            "create_file_writer",
+            "create_noop_writer",
+            "flush",
+        )
+    },
 }
 
 
@@ -117,7 +159,9 @@ def __getattr__(name: str) -> object:
 
         module_name, attribute = _LAZY[name]
         module = importlib.import_module(module_name, __name__)
-        return module if attribute is None else getattr(module, attribute)
+        value = module if attribute is None else getattr(module, attribute)
+        globals()[name] = value  # later look-ups are plain attribute reads
+        return value
     raise AttributeError(f"module 'npsummary' has no attribute {name!r}")
 
 

@@ -173,6 +173,10 @@ class EventWriter:
         self.sink = sink
         self.scalars = ScalarEncoder()
         self.simple_scalars = SimpleScalarEncoder()
+        # For the front ends' inlined scalar paths: one attribute look-up each instead of two.
+        self.plain_scalars = self.scalars.plain
+        self.plain_simple_scalars = self.simple_scalars.plain
+        self.sink_write = sink.write
         self.children: dict[str, EventWriter] = {}
         self.check_nonfinite = NonFiniteGuard()
 

@@ -12,20 +12,26 @@ filters and their costs are computed vectorized over blocks of rows of about 128
 arithmetic only, so the temporaries are a few cache-sized buffers whatever the image size.
 
 Compression uses the stdlib zlib with strategy Z_FILTERED (matches shorter than 6 bytes are
-coded as literals, which suits filter residuals). With ``compress_level=None`` the level is 5.
-Images with more than 64 KiB of filtered data first compress a sample (1/16 of the image,
-16-64 KiB, in eight strips spread over it) at level 5 and with Huffman coding only: if string
-matching saves less than 2 % of the sample the data is noise-like and the whole image is
-Huffman-coded (same size, three times faster than a match search that finds nothing). Level 5
-rather than 6 because stock zlib's level 6 alone takes about as long as Pillow's whole encode
-(Pillow bundles zlib-ng), while level 5 takes half that for files 0-7 % larger
-(benchmarks/RESULTS.md, "Images"). ``compress_level=0..9`` skips the sampling and uses that level.
+coded as literals, which suits filter residuals). Images of at most 64 KiB of filtered data use
+level 5. Larger ones first compress a sample (1/16 of the image, 16-64 KiB, in eight strips spread
+over it) at level 5 and with Huffman coding only: if string matching saves less than 2 % of the
+sample the data is noise-like and the whole image is Huffman-coded at level 5 (same size, three
+times faster than a match search that finds nothing); otherwise level 6, Pillow's level, whose
+files are 0-7 % smaller than level 5's. Stock zlib's level 6 alone takes about as long as Pillow's
+whole encode (Pillow bundles zlib-ng), so images of 128 KiB of filtered data or more are deflated
+as two halves at once: a thread filters and deflates the top half into a raw stream ended by a
+sync flush, the calling thread the bottom half into a raw stream primed with the last 32 KiB of
+the top half (what a decoder's window holds there), and the two are joined into one zlib stream
+with the combined Adler-32. The stream decodes to exactly the bytes one stream would hold
+(benchmarks/RESULTS.md, "Images"). ``compress_level=0..9`` skips the sampling and uses that
+level in one stream.
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +42,9 @@ _MAX_CHUNK = 2**31 - 1  # PNG chunk length limit
 _BLOCK_BYTES = 1 << 17
 _SMALL_BYTES = 1 << 16
 _LEVEL = 5
+_MATCH_LEVEL = 6  # images whose sample shows string matches (see _choose_compression)
+_PARALLEL_BYTES = 1 << 17  # filtered data from which the two halves are deflated in parallel
+_WINDOW = 1 << 15
 _STRATEGY = zlib.Z_FILTERED
 _PROBE_STRIPS = 8
 _PROBE_MIN_BYTES = 1 << 14
@@ -70,11 +79,17 @@ def encode_png(pixels: np.ndarray, *, compress_level: int | None = None) -> byte
     elif height * (width * channels + 1) <= _SMALL_BYTES:
         level, strategy = _LEVEL, _STRATEGY
     else:
-        level, strategy = _LEVEL, _choose_compression(filt)
+        strategy = _choose_compression(filt)
+        level = _LEVEL if strategy == zlib.Z_HUFFMAN_ONLY else _MATCH_LEVEL
 
-    compressor = zlib.compressobj(level, zlib.DEFLATED, 15, 8, strategy)
-    parts = [compressor.compress(filt.filter(start, stop).data) for start, stop in filt.blocks()]
-    parts.append(compressor.flush())
+    if compress_level is None and height >= 64 and filt.size() >= _PARALLEL_BYTES:
+        parts = _deflate_in_two(image, filt, level, strategy)
+    else:
+        compressor = zlib.compressobj(level, zlib.DEFLATED, 15, 8, strategy)
+        parts = [
+            compressor.compress(filt.filter(start, stop).data) for start, stop in filt.blocks()
+        ]
+        parts.append(compressor.flush())
 
     ihdr = struct.pack(">IIBBBBB", width, height, 8, _COLOR_TYPE[channels], 0, 0, 0)
     return b"".join(
@@ -127,6 +142,67 @@ def _idat_chunks(parts: list[bytes]) -> list[bytes | memoryview]:
     return pieces
 
 
+def _adler32_combine(first: int, second: int, second_length: int) -> int:
+    """Adler-32 of A + B from those of A and B (zlib's adler32_combine)."""
+    base = 65521
+    rem = second_length % base
+    sum1 = first & 0xFFFF
+    sum2 = (rem * sum1) % base
+    sum1 += (second & 0xFFFF) + base - 1
+    sum2 += ((first >> 16) & 0xFFFF) + ((second >> 16) & 0xFFFF) + base - rem
+    return (sum1 % base) | ((sum2 % base) << 16)
+
+
+def _deflate_in_two(image: np.ndarray, filt: _RowFilter, level: int, strategy: int) -> list[bytes]:
+    """One zlib stream from two raw deflate streams made at once (zlib and most NumPy loops
+    release the GIL): a thread filters and deflates the first half of the rows and ends it with a
+    sync flush; this thread deflates the second half, primed with the last 32 KiB of the first
+    half's filtered bytes, which a decoder holds in its window at that point. The decoded bytes
+    are the same filtered scanlines as with one stream; the output is a few bytes larger."""
+    import threading
+
+    split = filt.height // 2
+    first_half = filt.blocks(0, split)
+    second_half = filt.blocks(split, filt.height)
+    result: dict[str, Any] = {}
+
+    def deflate_first() -> None:
+        try:
+            compressor = zlib.compressobj(level, zlib.DEFLATED, -15, 8, strategy)
+            adler, out = 1, []
+            for start, stop in first_half:
+                data = filt.filter(start, stop).data
+                adler = zlib.adler32(data, adler)
+                out.append(compressor.compress(data))
+            out.append(compressor.flush(zlib.Z_SYNC_FLUSH))
+            result["first"] = (out, adler)
+        except BaseException as exc:  # re-raised by the caller's thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=deflate_first, name="npsummary-png", daemon=True)
+    worker.start()
+    try:
+        second = _RowFilter(image)
+        row_bytes = filt.rowlen + 1
+        window_rows = min(split, -(-_WINDOW // row_bytes))
+        window = bytes(second.filter(split - window_rows, split).data)[-_WINDOW:]
+        compressor = zlib.compressobj(level, zlib.DEFLATED, -15, 8, strategy, window)
+        adler, length, out = 1, 0, []
+        for start, stop in second_half:
+            data = second.filter(start, stop).data
+            adler = zlib.adler32(data, adler)
+            length += data.nbytes
+            out.append(compressor.compress(data))
+        out.append(compressor.flush())
+    finally:
+        worker.join()
+    if "error" in result:
+        raise result["error"]
+    first_out, first_adler = result["first"]
+    checksum = _adler32_combine(first_adler, adler, length)
+    return [b"\x78\x9c", *first_out, *out, struct.pack(">I", checksum)]
+
+
 def _choose_compression(filt: _RowFilter) -> int:
     """zlib strategy from a sample of strips: Huffman only when string matching gains little."""
     height, row_bytes = filt.height, filt.rowlen + 1
@@ -175,9 +251,15 @@ class _RowFilter:
         self.out = np.empty((n, length + 1), np.uint8)
         self.row_index = np.arange(n, dtype=np.intp)
 
-    def blocks(self) -> list[tuple[int, int]]:
+    def size(self) -> int:
+        """Bytes of filtered data (scanlines with their filter bytes)."""
+        return int(self.height * (self.rowlen + 1))
+
+    def blocks(self, first: int = 0, stop: int | None = None) -> list[tuple[int, int]]:
+        """Row ranges of at most ``block_rows`` rows covering rows ``first:stop``."""
+        end = self.height if stop is None else stop
         step = self.block_rows
-        return [(s, min(self.height, s + step)) for s in range(0, self.height, step)]
+        return [(s, min(end, s + step)) for s in range(first, end, step)]
 
     def filter(self, start: int, stop: int) -> np.ndarray:
         """Filtered scanlines ``start:stop`` (each prefixed by its filter byte), [n, W*C+1]."""

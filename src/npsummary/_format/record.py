@@ -22,7 +22,10 @@ import os
 import stat
 import struct
 from collections.abc import Callable, Iterator
+from itertools import chain
 from typing import BinaryIO
+
+import numpy as np
 
 __all__ = [
     "MAX_RECORD_LENGTH",
@@ -30,6 +33,7 @@ __all__ = [
     "RecordError",
     "TruncatedRecordError",
     "frame_record",
+    "frame_records",
     "iter_records",
     "masked_crc32c",
     "read_records",
@@ -111,6 +115,31 @@ def frame_record(payload: bytes) -> bytes:
             _CRC.pack(masked_crc32c(payload)),
         )
     )
+
+
+_HEADERS: dict[int, bytes] = {}  # payload length -> its 12 framed header bytes
+
+
+def frame_records(payloads: list[bytes]) -> bytes:
+    """``b"".join(frame_record(p) for p in payloads)``, faster: the background writer frames
+    every logged event. Events of one kind share a few lengths, so the length header and its CRC
+    are cached per length; the payload CRCs are one C call each, masked as one array, and every
+    loop runs in C (``map``, ``zip``), not in Python bytecode."""
+    if not payloads:
+        return b""
+    crc32c = _crc32c_impl or _load_crc32c()
+    headers = _HEADERS
+    lengths = list(map(len, payloads))
+    for size in set(lengths).difference(headers):
+        if len(headers) >= 65536:
+            headers.clear()
+        length = _LENGTH.pack(size)
+        headers[size] = length + _CRC.pack(masked_crc32c(length))
+    crcs = np.fromiter(map(crc32c, payloads), np.uint64, count=len(payloads))
+    masked = (((crcs >> 15) | (crcs << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+    footers = map(_CRC.pack, masked.tolist())
+    heads = map(headers.__getitem__, lengths)
+    return b"".join(chain.from_iterable(zip(heads, payloads, footers, strict=True)))
 
 
 class RecordError(ValueError):

@@ -25,7 +25,7 @@ import itertools
 import os
 import time
 
-from .._format.record import frame_record
+from .._format.record import frame_record, frame_records
 from .._format.wire import encode_file_version_event
 from .flusher import FLUSHER, busy, run_deferred_signal
 from .pending import PendingState
@@ -133,7 +133,7 @@ class EventFile(PendingState):
     def _append(self, payloads: list[bytes], *, fsync: bool) -> None:
         """Write ``payloads`` after the committed records and commit them; on any exception the
         file keeps only complete records (now, or at the next attempt if this one is cut short)."""
-        data = b"".join([frame_record(p) for p in payloads])
+        data = frame_records(payloads)
         if self.dirty:
             os.ftruncate(self.fd, self.size)
         self.dirty = True

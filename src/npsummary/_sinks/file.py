@@ -116,14 +116,13 @@ class FileSink(ThreadedSink):
         if b.depth:  # re-entered: never wait for a lock this thread may hold
             state.add_deferred(payload)
             return
-        if state.error is not None or state.dropped:
-            state.raise_error()
-        if state.fd < 0:
-            state.reopen_after_fork()
-        if state.pending_bytes > state.max_pending_bytes and not state.failing:
-            # Logging outpaces the disk: write in the caller rather than drop. Records are
-            # dropped (and counted in the error) only while writes keep failing.
-            state.drain(fsync=False)
+        if (
+            state.error is not None
+            or state.dropped
+            or state.fd < 0
+            or state.pending_bytes > state.max_pending_bytes
+        ):
+            self._before_write(state)
         # The hot path, inline. The thread is marked busy before the lock is taken and
         # unmarked after it is released (see _flusher); the first statement of `finally` has
         # no point where a signal handler could run and skip it.
@@ -132,13 +131,37 @@ class FileSink(ThreadedSink):
             with state.lock:
                 if state.closing:
                     raise ValueError(f"event file {state.path or state.directory} is closed")
-                wake = state.enqueue(payload, len(state.pending) >= state.max_queue)
+                pending = state.pending
+                if (
+                    state.deadline  # the batch has started (the flusher knows when to write it)
+                    and (state.wake_sent or len(pending) < state.max_queue)
+                    and not state.deferred
+                    and state.pending_bytes <= state.max_pending_bytes
+                ):
+                    # What enqueue() does when there is nothing to decide: append and count.
+                    pending.append(payload)
+                    state.pending_bytes += len(payload)
+                    wake = False
+                else:
+                    wake = state.enqueue(payload, len(pending) >= state.max_queue)
         finally:
             b.depth = 0
             if b.deferred_signal is not None:
                 run_deferred_signal()
         if wake:
             FLUSHER.wake()
+
+    @staticmethod
+    def _before_write(state: EventFile) -> None:
+        """The rare checks of ``write``: a pending error, a fork, records piling up."""
+        if state.error is not None or state.dropped:
+            state.raise_error()
+        if state.fd < 0:
+            state.reopen_after_fork()
+        if state.pending_bytes > state.max_pending_bytes and not state.failing:
+            # Logging outpaces the disk: write in the caller rather than drop. Records are
+            # dropped (and counted in the error) only while writes keep failing.
+            state.drain(fsync=False)
 
     def _flush_state(self) -> None:
         state = self._state

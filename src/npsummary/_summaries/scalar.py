@@ -18,7 +18,9 @@ bytes are encoded.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
+from .._common.convert import _FLOAT32_OVERFLOW
 from .._format.wire import (
     encode_length_delimited,
     encode_varint,
@@ -29,9 +31,13 @@ from .._format.wire import (
 from .metadata import DT_DOUBLE, DT_FLOAT, PLUGIN_SCALARS, metadata_bytes
 
 __all__ = [
+    "FLOAT32_OVERFLOW",
+    "PACKED_STEP_LIMIT",
     "ScalarEncoder",
+    "ScalarEntry",
     "SimpleScalarEncoder",
     "legacy_scalar_value",
+    "pack_event",
     "scalar_value",
     "torch_scalar_value",
 ]
@@ -47,15 +53,70 @@ def scalar_value(
     return ScalarEncoder().encode(tag, value, description, display_name)
 
 
+#: One cached event layout: the bytes between the step and the float (the ``summary`` and
+#: ``value`` headers and the value's fields before the float), the bytes after the float, and
+#: the ``pack`` methods of the structs packing a whole event with a step of 0 (omitted) and of
+#: 1, 2 and 3 varint bytes.
+_Pack = Callable[..., bytes]
+ScalarEntry = tuple[bytes, bytes, _Pack, _Pack, _Pack, _Pack]
+
+#: Smallest magnitude a float32 cast rounds to infinity: a float below it packs as "f".
+FLOAT32_OVERFLOW = _FLOAT32_OVERFLOW
+
+#: Steps below this take one ``struct`` call (3 varint bytes); larger or negative steps are
+#: encoded piece by piece.
+PACKED_STEP_LIMIT = 1 << 21
+
+_STRUCTS: dict[str, struct.Struct] = {}
+
+
+def _event_struct(step_bytes: int, before: int, after: int) -> struct.Struct:
+    """``Event{wall_time, step, <before>, float, <after>}`` as one struct (shared by every tag
+    whose cached parts have these lengths)."""
+    step = "B" * (step_bytes + 1) if step_bytes else ""
+    fmt = f"<Bd{step}{before}sf{after}s"
+    packer = _STRUCTS.get(fmt)
+    if packer is None:
+        if len(_STRUCTS) >= 4096:
+            _STRUCTS.clear()
+        packer = _STRUCTS[fmt] = struct.Struct(fmt)
+    return packer
+
+
+def pack_event(entry: ScalarEntry, value: float, step: int, wall_time: float) -> bytes:
+    """Serialized ``Event{wall_time, step, summary{value: [scalar]}}`` from a cached entry;
+    ``value`` must be within float32's range (saturated by the caller)."""
+    before, after, zero, one, two, three = entry
+    if wall_time != 0.0 and 0 <= step < PACKED_STEP_LIMIT:  # proto3 omits +0.0 (and step 0)
+        if step < 128:
+            if step:
+                return one(9, wall_time, 16, step, before, value, after)
+            return zero(9, wall_time, before, value, after)
+        if step < 16384:
+            return two(9, wall_time, 16, step & 127 | 128, step >> 7, before, value, after)
+        return three(
+            9, wall_time, 16, step & 127 | 128, (step >> 7) & 127 | 128, step >> 14,
+            before, value, after,
+        )  # fmt: skip
+    step_field = b"\x10" + encode_varint(step) if step else b""
+    return b"".join((wall_time_field(wall_time), step_field, before, _FLOAT.pack(value), after))
+
+
 class ScalarEncoder:
-    """Encodes TF2 scalar values and whole scalar events with per-tag cached bytes."""
+    """Encodes TF2 scalar values and whole scalar events with per-tag cached bytes.
+
+    ``plain`` maps a tag logged without description or display name to its entry, for the
+    front ends' inlined hot paths (see :func:`pack_event`); it is filled by :meth:`entry`.
+    """
 
     _MAX_CACHED = 65536
 
     def __init__(self) -> None:
-        # key -> (Summary.Value bytes before the float, Summary.Value bytes after it,
-        #         Event.summary field header + Summary.value field header)
+        # (tag, description, display_name) -> (Summary.Value bytes before the float, after it,
+        #                                       Event.summary + Summary.value field headers)
         self._parts: dict[tuple[str, str | None, str | None], tuple[bytes, bytes, bytes]] = {}
+        self._entries: dict[tuple[str, str | None, str | None], ScalarEntry] = {}
+        self.plain: dict[str, ScalarEntry] = {}
 
     def _get(
         self, tag: str, description: str | None, display_name: str | None
@@ -74,6 +135,32 @@ class ScalarEncoder:
                 self._parts.clear()
             self._parts[key] = parts
         return parts
+
+    def entry(
+        self, tag: str, description: str | None = None, display_name: str | None = None
+    ) -> ScalarEntry:
+        """The cached event layout of a scalar of ``tag`` (for :func:`pack_event`)."""
+        key = (tag, description, display_name)
+        found = self._entries.get(key)
+        if found is None:
+            prefix, suffix, headers = self._get(tag, description, display_name)
+            before = headers + prefix
+            n, m = len(before), len(suffix)
+            found = (
+                before,
+                suffix,
+                _event_struct(0, n, m).pack,
+                _event_struct(1, n, m).pack,
+                _event_struct(2, n, m).pack,
+                _event_struct(3, n, m).pack,
+            )
+            if len(self._entries) >= self._MAX_CACHED:
+                self._entries.clear()
+                self.plain.clear()
+            self._entries[key] = found
+            if description is None and display_name is None:
+                self.plain[tag] = found
+        return found
 
     def _value_parts(
         self, tag: str, description: str | None, display_name: str | None
@@ -103,11 +190,7 @@ class ScalarEncoder:
         display_name: str | None = None,
     ) -> bytes:
         """Serialized ``Event{wall_time, step, summary{value: [scalar]}}``."""
-        prefix, suffix, headers = self._get(tag, description, display_name)
-        step_field = b"\x10" + encode_varint(step) if step else b""
-        return b"".join(
-            (wall_time_field(wall_time), step_field, headers, prefix, _FLOAT.pack(value), suffix)
-        )
+        return pack_event(self.entry(tag, description, display_name), value, step, wall_time)
 
 
 def _titles_metadata(display_name: str | None, description: str | None) -> bytes:

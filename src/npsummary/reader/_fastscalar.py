@@ -2,12 +2,15 @@
 
 Almost every record of a large logdir is one scalar event, and all writers lay it out the same
 way: ``Event{1 wall_time, 2 step (omitted when 0), 5 summary{1 value{1 tag, ...}}}`` where the
-value is either a legacy ``simple_value`` (tensorboardX, torch, TF1) or a rank-0 DT_FLOAT tensor
-with metadata after it (TF2, npsummary)::
+value is a legacy ``simple_value`` (tensorboardX, torch, TF1), a rank-0 DT_FLOAT tensor with
+metadata after it (TF2, npsummary), or torch's ``add_scalar(new_style=True)`` tensor (no shape;
+``float_val``, or ``double_val`` with ``double_precision=True``)::
 
     09 <wall:8> [10 <step varint>] 2a <len> 0a <len> 0a <taglen> <tag> 15 <float:4>
     09 <wall:8> [10 <step varint>] 2a <len> 0a <len> 0a <taglen> <tag>
         42 0a 08 01 12 00 (22|2a) 04 <float:4> <metadata...>
+    ... 0a <taglen> <tag> 42 08 08 01 2a 04 <float:4> <metadata...>
+    ... 0a <taglen> <tag> 42 0c 08 02 32 08 <double:8> <metadata...>
 
 Records of this shape are matched with array operations; their value bytes, with the 4 float
 bytes zeroed, are grouped (a hash, then an exact comparison). One record per group is parsed
@@ -34,19 +37,38 @@ _MAX_VALUE_BYTES = 256
 _PAD = 512  # > 9 + 3 * 11 + 2 + 255 + 8 bytes read past a start, and > _MAX_VALUE_BYTES
 _SENTINEL = 1234.5
 _SENTINEL_BYTES = struct.pack("<f", _SENTINEL)
-_TENSOR_HEAD = np.array([0x42, 0x0A, 0x08, 0x01, 0x12, 0x00], np.uint8)
+_SENTINEL_DOUBLE_BYTES = struct.pack("<d", _SENTINEL)
+
+
+def _word(head: bytes) -> np.uint64:
+    """Up to 8 bytes as the little-endian uint64 they read as from a record."""
+    word: np.uint64 = np.uint64(int.from_bytes(head, "little"))
+    return word
+
+
+# The 8 bytes after the tag, compared as one uint64 per record. TF2: tensor field, length 10,
+# DT_FLOAT, empty shape, then tensor_content (22) or float_val (2a), length 4: the two differ
+# only in bit 3 of byte 6, which _TF2_EITHER sets before comparing.
+_TF2_WORD = _word(bytes([0x42, 0x0A, 0x08, 0x01, 0x12, 0x00, 0x2A, 0x04]))
+_TF2_EITHER = np.uint64(0x08 << 48)
+# torch's new_style tensors: no tensor_shape, the value in packed float_val / double_val; their
+# first 6 bytes decide.
+_LOW6 = np.uint64((1 << 48) - 1)
+_TORCH_FLOAT_WORD = _word(bytes([0x42, 0x08, 0x08, 0x01, 0x2A, 0x04]))
+_TORCH_DOUBLE_WORD = _word(bytes([0x42, 0x0C, 0x08, 0x02, 0x32, 0x08]))
 
 
 @dataclass
 class FastScalars:
     """Scalars decoded from a batch: record ``index[i]`` holds ``values[i]`` of tag
-    ``tags[group[i]]`` (with ``metadata[group[i]]``, serialized, or None for legacy values)."""
+    ``tags[group[i]]`` (with ``metadata[group[i]]``, serialized, or None for legacy values);
+    float32 values are widened to float64 exactly, DT_DOUBLE ones are kept as they are."""
 
     index: IntArray
     group: IntArray
     steps: IntArray
     wall_times: npt.NDArray[np.float64]
-    values: npt.NDArray[np.float32]
+    values: npt.NDArray[np.float64]
     tags: list[str]
     metadata: list[bytes | None]
 
@@ -96,14 +118,19 @@ def _shape(u8: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> dict[
     ok &= tag_len < 0x80
     after = vs + 2 + tag_len
     legacy = (u8[after] == 0x15) & (after + 5 == ends)
-    head = np.lib.stride_tricks.sliding_window_view(u8, 8)[after]
-    tensor = (head[:, :6] == _TENSOR_HEAD).all(axis=1) & (after + 12 <= ends)
-    tensor &= ((head[:, 6] == 0x22) | (head[:, 6] == 0x2A)) & (head[:, 7] == 0x04)
-    ok &= legacy | tensor
-    offset = np.where(legacy, after + 1, after + 8)
+    # One uint64 per record (a contiguous gather): whole-word compares instead of a reduction
+    # over a short axis, which costs ten times as much.
+    head = np.lib.stride_tricks.sliding_window_view(u8, 8)[after].view("<u8").reshape(-1)
+    tensor = ((head | _TF2_EITHER) == _TF2_WORD) & (after + 12 <= ends)
+    low6 = head & _LOW6
+    torch_float = (low6 == _TORCH_FLOAT_WORD) & (after + 10 <= ends)
+    double = (low6 == _TORCH_DOUBLE_WORD) & (after + 14 <= ends)
+    ok &= legacy | tensor | torch_float | double
+    offset = np.where(legacy, after + 1, np.where(tensor, after + 8, after + 6))
     ok &= step_len <= 10
     return {
         "ok": ok,
+        "double": double,
         "step": step,
         "step_len": step_len,
         "vs": vs,
@@ -129,10 +156,13 @@ def _group_rows(rows: npt.NDArray[np.uint8], lengths: IntArray) -> tuple[IntArra
     return first.astype(np.int64), inverse.astype(np.int64)
 
 
-def _check_group(value: bytes, offset: int) -> tuple[str, bytes | None] | None:
-    """Tag and serialized metadata of a representative value, if the float at ``offset`` is
-    really its scalar; else None."""
-    probe = value[:offset] + _SENTINEL_BYTES + value[offset + 4 :]
+def _check_group(value: bytes, offset: int, double: bool) -> tuple[str, bytes | None] | None:
+    """Tag and serialized metadata of a representative value, if the float (``double``: the
+    DT_DOUBLE) at ``offset`` is really its scalar; else None."""
+    if double:
+        probe = value[:offset] + _SENTINEL_DOUBLE_BYTES + value[offset + 8 :]
+    else:
+        probe = value[:offset] + _SENTINEL_BYTES + value[offset + 4 :]
     try:
         parsed = proto.SummaryValue.FromString(probe)
     except Exception:  # any parse failure sends the group to the general path
@@ -140,10 +170,11 @@ def _check_group(value: bytes, offset: int) -> tuple[str, bytes | None] | None:
     kind = parsed.WhichOneof("value")
     if kind == "simple_value":
         return (parsed.tag, None) if parsed.simple_value == _SENTINEL else None
-    if kind != "tensor" or parsed.tensor.dtype != proto.DT_FLOAT or parsed.tensor.tensor_shape.dim:
+    dtype = proto.DT_DOUBLE if double else proto.DT_FLOAT
+    if kind != "tensor" or parsed.tensor.dtype != dtype or parsed.tensor.tensor_shape.dim:
         return None
     t = parsed.tensor
-    got = list(t.float_val) if t.float_val else []
+    got = list(t.double_val if double else t.float_val)
     if t.tensor_content:
         if got or len(t.tensor_content) != 4:
             return None
@@ -161,8 +192,8 @@ def match_scalars(buf: bytes, starts: IntArray, ends: IntArray) -> FastScalars:
     idx = np.flatnonzero(m["ok"])
     if not idx.size:
         empty = np.zeros(0, np.int64)
-        return FastScalars(empty, empty, empty, np.zeros(0), np.zeros(0, np.float32), [], [])
-    vs, vl, offset = m["vs"][idx], m["vl"][idx], m["offset"][idx]
+        return FastScalars(empty, empty, empty, np.zeros(0), np.zeros(0), [], [])
+    vs, vl, offset, double = m["vs"][idx], m["vl"][idx], m["offset"][idx], m["double"][idx]
     width = int(-(-int(vl.max()) // 8) * 8)
     rows = windows(u8, width)[vs]  # a copy: fancy indexing
     rows *= np.arange(width)[None, :] < vl[:, None]
@@ -170,13 +201,16 @@ def match_scalars(buf: bytes, starts: IntArray, ends: IntArray) -> FastScalars:
     line = np.arange(idx.size)
     for j in range(4):
         rows[line, rel + j] = 0
+    wide = line[double]
+    for j in range(4, 8):
+        rows[wide, rel[wide] + j] = 0
     first, group = _group_rows(rows, vl)
     tags: list[str] = []
     metas: list[bytes | None] = []
     good = np.ones(first.size, bool)
     for g, r in enumerate(first.tolist()):
         start = int(vs[r])
-        checked = _check_group(buf[start : start + int(vl[r])], int(rel[r]))
+        checked = _check_group(buf[start : start + int(vl[r])], int(rel[r]), bool(double[r]))
         if checked is None:
             good[g] = False
             tags.append("")
@@ -186,7 +220,9 @@ def match_scalars(buf: bytes, starts: IntArray, ends: IntArray) -> FastScalars:
             metas.append(checked[1])
     keep = good[group]
     if not keep.all():
-        idx, group, offset = idx[keep], group[keep], offset[keep]
-    values = windows(u8, 4)[offset].view("<f4").reshape(-1)
+        idx, group, offset, double = idx[keep], group[keep], offset[keep], double[keep]
+    values = windows(u8, 4)[offset].view("<f4").reshape(-1).astype(np.float64)
+    if double.any():
+        values[double] = windows(u8, 8)[offset[double]].view("<f8").reshape(-1)
     walls = windows(u8, 8)[starts[idx] + 1].view("<f8").reshape(-1)
     return FastScalars(idx, group, m["step"][idx], walls, values, tags, metas)

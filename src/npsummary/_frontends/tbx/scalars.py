@@ -9,6 +9,7 @@ reads a positional bool as torch's and a str as tensorboardX's.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -16,10 +17,13 @@ import numpy as np
 from ..._common.convert import check_text, scalar_dict, to_float, to_float32_range
 from ..._common.types import ScalarLike, StepLike
 from ..._core.event_writer import EventWriter, subrun_name
-from ..._summaries.scalar import torch_scalar_value
+from ..._summaries.scalar import FLOAT32_OVERFLOW, PACKED_STEP_LIMIT, torch_scalar_value
 from .base import TbxWriterBase
 
 __all__ = ["ScalarMethods"]
+
+_NO_TITLE = ""  # the default of both titles (the empty str is a singleton in CPython)
+_now = time.time
 
 
 def _torch_positions(
@@ -95,6 +99,39 @@ class ScalarMethods(TbxWriterBase):
         Raises:
           TypeError, ValueError: bad input, naming the tag; nothing is written.
         """
+        # The hot path: a float, an int step below 2**21, no wall time or titles, a tag logged
+        # before (so already checked). Everything else takes the general path below, which
+        # gives the same bytes and fills the per-tag cache this path reads.
+        writer = self._writer
+        if (
+            writer is not None
+            and scalar_value.__class__ is float
+            and -FLOAT32_OVERFLOW < scalar_value < FLOAT32_OVERFLOW  # False for NaN
+            and global_step.__class__ is int
+            and 0 < global_step < PACKED_STEP_LIMIT
+            and walltime is None
+            and display_name is _NO_TITLE
+            and summary_description is _NO_TITLE
+            and new_style is False
+            and tag.__class__ is str
+            and self._meta.walltime is None
+        ):
+            entry = writer.plain_simple_scalars.get(tag)
+            if entry is not None:
+                if global_step < 128:
+                    payload = entry[3](9, _now(), 16, global_step, entry[0], scalar_value, entry[1])
+                elif global_step < 16384:
+                    payload = entry[4](
+                        9, _now(), 16, global_step & 127 | 128, global_step >> 7,
+                        entry[0], scalar_value, entry[1],
+                    )  # fmt: skip
+                else:
+                    payload = entry[5](
+                        9, _now(), 16, global_step & 127 | 128, (global_step >> 7) & 127 | 128,
+                        global_step >> 14, entry[0], scalar_value, entry[1],
+                    )  # fmt: skip
+                writer.sink_write(payload)
+                return
         if display_name.__class__ is bool or summary_description.__class__ is bool:
             display_name, summary_description, new_style, double_precision = _torch_positions(
                 display_name, summary_description, new_style, double_precision

@@ -35,6 +35,7 @@ from ..._common.messages import check_event_size, message_bytes, parse_message
 from ..._common.types import ArrayLike, ScalarLike, StepLike
 from ..._core.event_writer import EventWriter
 from ..._summaries.metadata import metadata_message
+from ..._summaries.scalar import FLOAT32_OVERFLOW, PACKED_STEP_LIMIT
 from ..context import (
     get_step,
     name_scope,
@@ -67,6 +68,7 @@ __all__ = [
     "write",
     "write_raw_pb",
 ]
+
 
 NO_STEP_MESSAGE = (
     "No step set. Please specify one either through the `step` argument or through "
@@ -125,9 +127,41 @@ def scalar(
       TypeError, ValueError: bad input, naming the tag; ``ValueError`` also when there is a
         default writer but no step.
     """
-    writer = _default_writer()
-    if writer is None:
+    # The hot path (a float, an int step or the default one, no description, a tag logged
+    # before) reads the thread's state once and packs the event from the per-tag cache; any
+    # other call takes the general path, which gives the same bytes.
+    current = state
+    handle = current.writer
+    if handle is None:
         return False
+    writer = handle._writer
+    if writer is None or (current.record_if is not True and not should_record()):
+        return False
+    if (
+        data.__class__ is float
+        and -FLOAT32_OVERFLOW < data < FLOAT32_OVERFLOW  # False for NaN
+        and description is None
+        and name.__class__ is str
+    ):
+        if step is None:
+            step = current.step
+        scope = current.name_scope
+        entry = writer.plain_scalars.get(scope + name if scope else name)
+        if entry is not None and step.__class__ is int and 0 < step < PACKED_STEP_LIMIT:
+            # pack_event's branches, inline (a call costs as much as the packing).
+            if step < 128:
+                payload = entry[3](9, time.time(), 16, step, entry[0], data, entry[1])
+            elif step < 16384:
+                payload = entry[4](
+                    9, time.time(), 16, step & 127 | 128, step >> 7, entry[0], data, entry[1]
+                )
+            else:
+                payload = entry[5](
+                    9, time.time(), 16, step & 127 | 128, (step >> 7) & 127 | 128, step >> 14,
+                    entry[0], data, entry[1],
+                )  # fmt: skip
+            writer.sink_write(payload)
+            return True
     tag = scoped_tag(name)
     step = _step_for(step, tag)
     value = to_float32_range(to_float(data, tag))
