@@ -83,15 +83,19 @@ class Domain(abc.ABC):
         """Set the ``type`` and domain fields of an ``HParamInfo`` proto."""
 
 
-class IntInterval(Domain):
-    """All integers in the closed interval ``[min_value, max_value]``."""
+class _Interval(Domain):
+    """A closed interval ``[min_value, max_value]`` of ``_type`` values (int or float)."""
 
-    def __init__(self, min_value: int | None = None, max_value: int | None = None) -> None:
-        if not isinstance(min_value, int):
-            raise TypeError(f"min_value must be an int: {min_value!r}")
-        if not isinstance(max_value, int):
-            raise TypeError(f"max_value must be an int: {max_value!r}")
-        if min_value > max_value:
+    _type: type = float
+    _type_name = "a float"
+
+    def __init__(self, min_value: Any = None, max_value: Any = None) -> None:
+        if not isinstance(min_value, self._type):
+            raise TypeError(f"min_value must be {self._type_name}: {min_value!r}")
+        if not isinstance(max_value, self._type):
+            raise TypeError(f"max_value must be {self._type_name}: {max_value!r}")
+        lower: Any = min_value  # int or float, as _type says
+        if lower > max_value:
             raise ValueError(f"{min_value!r} > {max_value!r}")
         self._min_value = min_value
         self._max_value = max_value
@@ -100,22 +104,19 @@ class IntInterval(Domain):
         return f"[{self._min_value}, {self._max_value}]"
 
     def __repr__(self) -> str:
-        return f"IntInterval({self._min_value!r}, {self._max_value!r})"
+        return f"{type(self).__name__}({self._min_value!r}, {self._max_value!r})"
 
     @property
     def dtype(self) -> type:
-        return int
+        return self._type
 
     @property
-    def min_value(self) -> int:
+    def min_value(self) -> Any:
         return self._min_value
 
     @property
-    def max_value(self) -> int:
+    def max_value(self) -> Any:
         return self._max_value
-
-    def sample_uniform(self, rng: Any = random) -> int:
-        return int(rng.randint(self._min_value, self._max_value))
 
     def update_hparam_info(self, hparam_info: Any) -> None:
         from . import proto
@@ -125,46 +126,21 @@ class IntInterval(Domain):
         hparam_info.domain_interval.max_value = self._max_value
 
 
-class RealInterval(Domain):
+class IntInterval(_Interval):
+    """All integers in the closed interval ``[min_value, max_value]``."""
+
+    _type = int
+    _type_name = "an int"
+
+    def sample_uniform(self, rng: Any = random) -> int:
+        return int(rng.randint(self._min_value, self._max_value))
+
+
+class RealInterval(_Interval):
     """All reals in the closed interval ``[min_value, max_value]``."""
-
-    def __init__(self, min_value: float | None = None, max_value: float | None = None) -> None:
-        if not isinstance(min_value, float):
-            raise TypeError(f"min_value must be a float: {min_value!r}")
-        if not isinstance(max_value, float):
-            raise TypeError(f"max_value must be a float: {max_value!r}")
-        if min_value > max_value:
-            raise ValueError(f"{min_value!r} > {max_value!r}")
-        self._min_value = min_value
-        self._max_value = max_value
-
-    def __str__(self) -> str:
-        return f"[{self._min_value}, {self._max_value}]"
-
-    def __repr__(self) -> str:
-        return f"RealInterval({self._min_value!r}, {self._max_value!r})"
-
-    @property
-    def dtype(self) -> type:
-        return float
-
-    @property
-    def min_value(self) -> float:
-        return self._min_value
-
-    @property
-    def max_value(self) -> float:
-        return self._max_value
 
     def sample_uniform(self, rng: Any = random) -> float:
         return float(rng.uniform(self._min_value, self._max_value))
-
-    def update_hparam_info(self, hparam_info: Any) -> None:
-        from . import proto
-
-        hparam_info.type = proto.DATA_TYPE_FLOAT64
-        hparam_info.domain_interval.min_value = self._min_value
-        hparam_info.domain_interval.max_value = self._max_value
 
 
 class Discrete(Domain):
