@@ -14,35 +14,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
-import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from conformance import histogram_program  # noqa: E402
+from conformance._library import run_with_library  # noqa: E402
 
 
 def main(library: str) -> None:
-    if library == "torch":
-        import torch
-        from torch.utils.tensorboard import SummaryWriter
-
-        version = torch.__version__
-    elif library == "tensorboardX":
-        import tensorboardX
-        from tensorboardX import SummaryWriter
-
-        version = tensorboardX.__version__
-    else:
-        raise SystemExit("usage: gen_histogram_golden.py tensorboardX|torch")
-    with tempfile.TemporaryDirectory() as tmp:
-        writer = SummaryWriter(tmp)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            histogram_program.run(writer)
-        writer.close()
-        histograms = histogram_program.read_histograms(tmp)
+    version, histograms = run_with_library(
+        library, "gen_histogram_golden.py", histogram_program.run, histogram_program.read_histograms
+    )
     target = os.path.join(HERE, "golden", "histograms", f"{library}.json")
     with open(target, "w") as f:
         json.dump({"version": version, "histograms": histograms}, f, indent=0, sort_keys=True)

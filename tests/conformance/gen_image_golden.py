@@ -14,35 +14,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
-import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from conformance import image_program  # noqa: E402
+from conformance._library import run_with_library  # noqa: E402
 
 
 def main(library: str) -> None:
-    if library == "torch":
-        import torch
-        from torch.utils.tensorboard import SummaryWriter
-
-        version = torch.__version__
-    elif library == "tensorboardX":
-        import tensorboardX
-        from tensorboardX import SummaryWriter
-
-        version = tensorboardX.__version__
-    else:
-        raise SystemExit("usage: gen_image_golden.py tensorboardX|torch")
-    with tempfile.TemporaryDirectory() as tmp:
-        writer = SummaryWriter(tmp)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            image_program.run(writer)
-        writer.close()
-        images = image_program.read_pixels(tmp)
+    version, images = run_with_library(
+        library, "gen_image_golden.py", image_program.run, image_program.read_pixels
+    )
     target = os.path.join(HERE, "golden", "images", f"{library}.json")
     os.makedirs(os.path.dirname(target), exist_ok=True)
     with open(target, "w") as f:
