@@ -100,7 +100,7 @@ except ImportError:  # pragma: no cover - a test extra
 
 # The fixed sweep: every kind of value a user (or a framework) can pass by mistake.
 ODD_VALUES: list[Any] = [
-    None, True, False, np.bool_(True), 0, -1, 1, 3, 1 << 70, -(1 << 70), 2.5, -0.0,
+    None, True, False, np.bool_(True), 0, -1, 1, 3, 1 << 31, 1 << 70, -(1 << 70), 2.5, -0.0,
     math.nan, math.inf, -math.inf, 5e-324, 1e-3, 1e308, 10**400, np.float64(1e-300),
     np.int64(3), np.uint64((1 << 64) - 1), np.int8(-1), np.float16(0.5), np.longdouble(2.5),
     np.timedelta64(3, "s"), np.datetime64(3, "s"), 1 + 2j, np.complex64(1j),
@@ -771,6 +771,8 @@ def test_explore_options(name: str, small_logdir: Path) -> None:
         (lambda w: w.add_hparams({"h": 1}, {"m": 1.0}, run_name="a\x00b"), "run_name"),
         (lambda w: w.add_feature_maps(TAG, _NCHW, normalize=np.array(["tile"])), "normalize"),
         (lambda w: w.add_figure(TAG, _figure(), close=np.zeros(2)), "close"),
+        # found by the explore profile: a rate whose WAV byte rate overflows 32 bits
+        (lambda w: w.add_audio(TAG, _CLIP, 1, sample_rate=1 << 31), "sample_rate"),
     ],
 )
 def test_options_refused_naming_tag_and_argument(call: Any, argument: str) -> None:

@@ -58,7 +58,8 @@ def encode_wav(samples: np.ndarray, sample_rate: int) -> bytes:
     byte_rate = rate * channels * 2
     if data_size + HEADER_SIZE - 8 > _UINT32_MAX or byte_rate > _UINT32_MAX or channels > 0xFFFF:
         raise ValueError(
-            f"audio of shape {array.shape} at {rate} Hz does not fit in a WAV file (32-bit sizes)"
+            f"audio of shape {array.shape} at sample_rate {rate} Hz does not fit in a WAV file "
+            "(32-bit sizes)"
         )
     header = struct.pack(
         "<4sI4s4sIHHIIHH4sI",
