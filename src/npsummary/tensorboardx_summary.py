@@ -22,6 +22,7 @@ __all__ = [
     "histogram_raw",
     "hparams",
     "image",
+    "image_boxes",
     "mesh",
     "pr_curve",
     "pr_curve_raw",
@@ -36,6 +37,7 @@ histogram = TENSORBOARDX_BUILDERS["histogram"]
 histogram_raw = TENSORBOARDX_BUILDERS["histogram_raw"]
 hparams = TENSORBOARDX_BUILDERS["hparams"]
 image = TENSORBOARDX_BUILDERS["image"]
+image_boxes = TENSORBOARDX_BUILDERS["image_boxes"]
 mesh = TENSORBOARDX_BUILDERS["mesh"]
 pr_curve = TENSORBOARDX_BUILDERS["pr_curve"]
 pr_curve_raw = TENSORBOARDX_BUILDERS["pr_curve_raw"]

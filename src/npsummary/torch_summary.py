@@ -22,6 +22,7 @@ __all__ = [
     "histogram_raw",
     "hparams",
     "image",
+    "image_boxes",
     "mesh",
     "pr_curve",
     "pr_curve_raw",
@@ -36,6 +37,7 @@ histogram = TORCH_BUILDERS["histogram"]
 histogram_raw = TORCH_BUILDERS["histogram_raw"]
 hparams = TORCH_BUILDERS["hparams"]
 image = TORCH_BUILDERS["image"]
+image_boxes = TORCH_BUILDERS["image_boxes"]
 mesh = TORCH_BUILDERS["mesh"]
 pr_curve = TORCH_BUILDERS["pr_curve"]
 pr_curve_raw = TORCH_BUILDERS["pr_curve_raw"]

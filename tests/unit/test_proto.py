@@ -504,3 +504,19 @@ def test_pure_python_backend_gives_same_bytes() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["python", TF2_SCALAR_EVENT.hex()]
+
+
+def test_message_classes_name_their_module_and_path() -> None:
+    # tensorboardX's own tests rebuild a returned message's class from type(msg).__module__
+    # and its name; the generated classes said __module__ None.
+    import importlib
+
+    classes = [getattr(p, name) for name in p.__all__ if isinstance(getattr(p, name), type)]
+    assert p.SummaryValue in classes and p.MarginSeries in classes
+    for cls in classes:
+        found: Any = importlib.import_module(cls.__module__)
+        for part in cls.__qualname__.split("."):
+            found = getattr(found, part)
+        assert found is cls
+    assert p.SummaryValue.__qualname__ == "Summary.Value"
+    assert type(p.Summary()).__module__ == "npsummary.proto"

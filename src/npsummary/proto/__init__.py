@@ -115,8 +115,25 @@ except AttributeError:  # 3.20.x - 4.21.x; GetPrototype was removed in 6.30
     _get_class = message_factory.MessageFactory(POOL).GetPrototype
 
 
+def _name_classes(cls: Any, qualname: str) -> None:
+    # The generated classes say __module__ None; code that finds a message's class by
+    # type(msg).__module__ (tensorboardX's own tests do) needs this module and the attribute
+    # path under it (Summary.Value), as protoc-generated classes have.
+    cls.__module__ = __name__
+    cls.__qualname__ = qualname
+    for nested in cls.DESCRIPTOR.nested_types:
+        _name_classes(_get_class(nested), f"{qualname}.{nested.name}")
+
+
 def _message(full_name: str) -> Any:
-    return _get_class(POOL.FindMessageTypeByName(full_name))
+    descriptor = POOL.FindMessageTypeByName(full_name)
+    cls = _get_class(descriptor)
+    outer = descriptor
+    while outer.containing_type is not None:
+        outer = outer.containing_type
+    if cls.__module__ != __name__:
+        _name_classes(_get_class(outer), outer.name)
+    return cls
 
 
 def _enum_value(enum_full_name: str, value_name: str) -> int:

@@ -85,6 +85,40 @@ def test_image_has_the_librarys_pixels(library: str) -> None:
     assert (pixels(ours.encoded_image_string) == pixels(theirs.encoded_image_string)).all()
 
 
+@pytest.mark.parametrize("library", ["tensorboardX", "torch"])
+@pytest.mark.parametrize(
+    "extra",
+    [(), (2,), (1, "CHW", ["cat", "dog"])],
+    ids=["plain", "rescaled", "labelled"],
+)
+def test_image_boxes_has_the_librarys_pixels(library: str, extra: tuple[Any, ...]) -> None:
+    pil = pytest.importorskip("PIL.Image")
+    image = np.linspace(0.0, 1.0, 3 * 32 * 40).reshape(3, 32, 40)
+    boxes = np.array([[10, 5, 30, 25], [2, 2, 8, 9]])
+    theirs = _their_module(library).image_boxes("img box", image, boxes, *extra).value[0]
+    builders = tbx_builders if library == "tensorboardX" else torch_builders
+    ours = builders.image_boxes("img box", image, boxes, *extra).value[0]
+    assert ours.tag == theirs.tag
+    assert (ours.image.height, ours.image.width, ours.image.colorspace) == (
+        theirs.image.height,
+        theirs.image.width,
+        theirs.image.colorspace,
+    )
+
+    def pixels(encoded: bytes) -> np.ndarray:
+        with pil.open(io.BytesIO(encoded)) as png:
+            return np.asarray(png)
+
+    assert (
+        pixels(ours.image.encoded_image_string) == pixels(theirs.image.encoded_image_string)
+    ).all()
+
+
+def test_image_boxes_bad_boxes_are_the_writers_error() -> None:
+    with pytest.raises(ValueError, match="'img'"):
+        torch_builders.image_boxes("img", np.zeros((3, 8, 8)), np.zeros((2, 3)))
+
+
 def test_builders_feed_file_writer_add_summary() -> None:
     writer = SummaryWriter(MemorySink())
     for summary in (*torch_builders.hparams(*_HPARAMS), torch_builders.scalar("hp/metric", 1.0)):
@@ -126,6 +160,7 @@ def test_patch_binds_the_builders_where_they_were_imported() -> None:
         assert "tensorboardX.summary.hparams" in patched
         assert summary.hparams is tbx_builders.hparams
         assert module.hparams is tbx_builders.hparams
+        assert summary.image_boxes is tbx_builders.image_boxes
     finally:
         npsummary.unpatch()
         del sys.modules["some_framework_module"]

@@ -127,6 +127,29 @@ def _image(
     )  # fmt: skip
 
 
+def _image_boxes(writer_class: type[SummaryWriter]) -> Any:
+    def image_boxes(
+        tag: str,
+        tensor_image: Any,
+        tensor_boxes: Any,
+        rescale: Any = 1,
+        dataformats: str = "CHW",
+        labels: Any = None,
+    ) -> Any:
+        """``image_boxes`` of both libraries: one PNG with the ``[N, 4]`` ``xyxy`` boxes drawn
+        in red (``add_image_with_boxes`` of the writer)."""
+        return _logged(
+            writer_class, "add_image_with_boxes", tag, tensor_image, tensor_boxes, 0, 0.0,
+            rescale, dataformats, labels,
+        )  # fmt: skip
+
+    return image_boxes
+
+
+tbx_image_boxes = _image_boxes(TensorboardXSummaryWriter)
+torch_image_boxes = _image_boxes(SummaryWriter)
+
+
 def audio(tag: str, tensor: Any, sample_rate: Any = 44100) -> Any:
     """``audio`` of both libraries: 16-bit WAV in a ``Summary.Audio``."""
     return _logged(SummaryWriter, "add_audio", tag, tensor, 0, sample_rate, 0.0)
@@ -245,6 +268,7 @@ TENSORBOARDX_BUILDERS = {
     "histogram": tbx_histogram,
     "histogram_raw": histogram_raw,
     "image": tbx_image,
+    "image_boxes": tbx_image_boxes,
     "video": tbx_video,
     "audio": audio,
     "text": text,
@@ -260,6 +284,7 @@ TORCH_BUILDERS = {
     "histogram": torch_histogram,
     "histogram_raw": histogram_raw,
     "image": torch_image,
+    "image_boxes": torch_image_boxes,
     "video": torch_video,
     "audio": audio,
     "text": text,
