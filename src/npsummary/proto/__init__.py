@@ -122,7 +122,12 @@ def _name_classes(cls: Any, qualname: str) -> None:
     cls.__module__ = __name__
     cls.__qualname__ = qualname
     for nested in cls.DESCRIPTOR.nested_types:
-        _name_classes(_get_class(nested), f"{qualname}.{nested.name}")
+        nested_cls = _get_class(nested)
+        if getattr(cls, nested.name, None) is not nested_cls:
+            # protobuf 3.20's pure-Python factory does not attach nested classes to their outer
+            # class; upb and protoc-generated classes do.
+            setattr(cls, nested.name, nested_cls)
+        _name_classes(nested_cls, f"{qualname}.{nested.name}")
 
 
 def _message(full_name: str) -> Any:
