@@ -32,5 +32,8 @@ def printable(text: str) -> str:
 
 
 def csv_cell(text: str) -> str:
-    """``text`` prefixed with ``'`` when a spreadsheet would read it as a formula."""
+    """``text`` prefixed with ``'`` when a spreadsheet would read it as a formula. A NUL
+    character is written as the four characters ``\\x00``: Python's csv module before 3.11
+    cannot write it at all, and spreadsheets cut a cell at it."""
+    text = text.replace("\x00", "\\x00")
     return "'" + text if text.startswith(FORMULA_START) else text
