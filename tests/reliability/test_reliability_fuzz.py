@@ -43,6 +43,8 @@ from hypothesis.extra import numpy as hnp
 import npsummary
 from _reliability_child import HEAVY, check_event_file, event_files, report
 from conftest import examples
+from lying import LyingArray as _LyingArray
+from lying import LyingFloat as _LyingFloat
 from npsummary import MemorySink, SummaryWriter, v1
 from npsummary import experimental as _exp
 
@@ -289,26 +291,6 @@ image_like = hnp.arrays(
     dtype=st.sampled_from([np.uint8, np.float32, np.float64, np.int64, np.bool_]),
     shape=st.sampled_from([(4, 5, 3), (2, 4, 5, 1), (3, 4, 5), (4, 5), (1, 4, 5, 4), (0, 4, 4, 3)]),
 )
-
-
-class _LyingArray:
-    def __init__(self, result: Any) -> None:
-        self.result = result
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        if isinstance(self.result, BaseException):
-            raise self.result
-        return self.result
-
-
-class _LyingFloat:
-    def __init__(self, result: Any) -> None:
-        self.result = result
-
-    def __float__(self) -> Any:
-        if isinstance(self.result, BaseException):
-            raise self.result
-        return self.result
 
 
 class _Index:

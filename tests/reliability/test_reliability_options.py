@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,11 @@ from hypothesis import strategies as st
 
 import npsummary
 from conftest import examples
+from lying import LyingArray as _LyingArray
+from lying import LyingFloat as _LyingFloat
+from lying import LyingIndex as _LyingIndex
+from lying import LyingIter as _LyingIter
+from lying import LyingStr as _LyingStr
 from npsummary import MemorySink, SummaryWriter, reader, v1
 from npsummary import experimental as tf2_experimental
 
@@ -48,47 +53,6 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 TAG = "opt_tag"
-
-
-class _LyingFloat:
-    def __init__(self, result: Any) -> None:
-        self.result = result
-
-    def __float__(self) -> Any:
-        if isinstance(self.result, BaseException):
-            raise self.result
-        return self.result
-
-    def __repr__(self) -> str:
-        return "_LyingFloat()"
-
-
-class _LyingArray:
-    def __init__(self, result: Any) -> None:
-        self.result = result
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        if isinstance(self.result, BaseException):
-            raise self.result
-        return self.result
-
-
-class _LyingIndex:
-    def __index__(self) -> int:
-        raise RuntimeError("no index")
-
-
-class _LyingIter:
-    def __iter__(self) -> Iterator[Any]:
-        raise RuntimeError("no iteration")
-
-    def __len__(self) -> int:
-        raise RuntimeError("no length")
-
-
-class _LyingStr(str):
-    def __str__(self) -> str:
-        raise RuntimeError("no str")
 
 
 try:
