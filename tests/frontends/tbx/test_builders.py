@@ -158,9 +158,12 @@ def test_patch_binds_the_builders_where_they_were_imported() -> None:
     try:
         patched = npsummary.patch()
         assert "tensorboardX.summary.hparams" in patched
-        assert summary.hparams is tbx_builders.hparams
-        assert module.hparams is tbx_builders.hparams
-        assert summary.image_boxes is tbx_builders.image_boxes
+        # Bound as wrappers of npsummary's builders that return tensorboardX's class.
+        assert summary.hparams.__wrapped__ is tbx_builders.hparams
+        assert module.hparams is summary.hparams
+        assert summary.image_boxes.__wrapped__ is tbx_builders.image_boxes
+        assert npsummary.patch() == []  # a second patch() wraps nothing again
+        assert summary.hparams.__wrapped__ is tbx_builders.hparams
     finally:
         npsummary.unpatch()
         del sys.modules["some_framework_module"]
