@@ -11,8 +11,8 @@ imported, so ``tensorboardX.SummaryWriter``, ``torch.utils.tensorboard.SummaryWr
 ``summary`` modules' builders resolve to npsummary's. The tests that reach into the library's
 private objects (or test code npsummary does not replace) are deselected; the list is below and
 in docs/MIGRATION.md ("Their own tests"). ``--unpatched`` runs the same selection against the
-library itself (no ``npsummary.patch()``), for the reference figures. Run it in an environment with the library installed
-(torch: ``pip install torch==2.13.0`` with a constraints file).
+library itself (no ``npsummary.patch()``), for the reference figures. Run it in an environment
+with the library installed (torch: ``pip install torch==2.13.0`` with a constraints file).
 """
 
 from __future__ import annotations

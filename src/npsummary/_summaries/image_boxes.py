@@ -4,9 +4,11 @@ The image is ``CHW`` by default (or ``HWC``, ``HW``, any permutation named by
 ``dataformats``); gray is repeated to RGB as torch does. Values follow torch: uint8 is kept,
 anything else is multiplied by 255 in float32, clipped to [0, 255] and truncated; NaN is drawn
 as 0 and reported. tensorboardX's form (its flavour of the writer) multiplies in the input's
-precision and wraps instead of clipping (:func:`npsummary._imaging.pixels.tensorboardx_to_uint8`). Boxes are drawn by :mod:`npsummary._imaging.boxes`, then the image is resized by
-``rescale``. Like torch, ``Summary.Image`` records the height and width *before* rescaling and
-``colorspace`` is the channel count (3, or 4 for RGBA).
+precision and wraps instead of clipping
+(:func:`npsummary._imaging.pixels.tensorboardx_to_uint8`). Boxes are drawn by
+:mod:`npsummary._imaging.boxes`, then the image is resized by ``rescale``. Like torch,
+``Summary.Image`` records the height and width *before* rescaling and ``colorspace`` is the
+channel count (3, or 4 for RGBA).
 
 Format notes: docs/FORMAT.md §4.3.
 """

@@ -7,8 +7,8 @@ becomes one GIF frame. Pixel values follow each library exactly: uint8 is divide
 float32 and multiplied back (so their float rounding is reproduced); torch multiplies floats by
 255 in float32, clips and truncates; tensorboardX (its flavour of the writer) multiplies in the
 input's precision (float64 once N was padded) and truncates without clipping, so values outside
-[0, 1] wrap around. NaN is drawn as 0 and reported. C is 1 (gray), 3 (RGB) or 4 (RGBA, alpha dropped: GIF has only
-on/off transparency); ``colorspace`` records C as they do.
+[0, 1] wrap around. NaN is drawn as 0 and reported. C is 1 (gray), 3 (RGB) or 4 (RGBA, alpha
+dropped: GIF has only on/off transparency); ``colorspace`` records C as they do.
 
 The GIF is encoded by :mod:`npsummary._format.gif` (no moviepy); each frame lasts
 ``int(100 / fps)`` hundredths of a second, what Pillow stores for moviepy's ``1000 / fps`` ms.
@@ -76,7 +76,7 @@ def _to_uint8(
         values = np.where(nan, np.float32(0), values)
         report_nan(count)
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.clip(values * np.float32(255), 0, 255).astype(np.uint8)
+        return np.asarray(np.clip(values * np.float32(255), 0, 255).astype(np.uint8))
 
 
 def prepare_video(
