@@ -4,15 +4,16 @@
     python scripts/their_tests.py torch /path/to/pytorch/test [pytest args]
     python scripts/their_tests.py --unpatched tensorboardX /path/to/tensorboardX/tests
 
-
-The given folder is copied into a temporary directory (nothing is written into it or into this
-repository), with a ``conftest.py`` that calls ``npsummary.patch()`` before any test module is
-imported, so ``tensorboardX.SummaryWriter``, ``torch.utils.tensorboard.SummaryWriter`` and both
-``summary`` modules' builders resolve to npsummary's. The tests that reach into the library's
-private objects (or test code npsummary does not replace) are deselected; the list is below and
-in docs/MIGRATION.md ("Their own tests"). ``--unpatched`` runs the same selection against the
-library itself (no ``npsummary.patch()``), for the reference figures. Run it in an environment
-with the library installed (torch: ``pip install torch==2.13.0`` with a constraints file).
+The given folder (and the ``examples`` folder beside it, when there is one: tensorboardX's
+``test_openvino_graph`` reads a model from there) is copied into a temporary directory (nothing is
+written into it or into this repository), with a ``conftest.py`` that calls ``npsummary.patch()``
+before any test module is imported, so ``tensorboardX.SummaryWriter``,
+``torch.utils.tensorboard.SummaryWriter`` and both ``summary`` modules' builders resolve to
+npsummary's. The tests that reach into the library's private objects (or test code npsummary does
+not replace) are deselected; the list is below and in docs/MIGRATION.md ("Their own tests").
+``--unpatched`` runs the same selection against the library itself (no ``npsummary.patch()``), for
+the reference figures. Run it in an environment with the library installed (torch: ``pip install
+torch==2.13.0`` with a constraints file).
 """
 
 from __future__ import annotations
@@ -98,6 +99,9 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="their_tests_") as tmp:
         root = Path(tmp)
         shutil.copytree(source, root / source.name, symlinks=True)
+        # tensorboardX's test_openvino_graph reads examples/mobilenetv2.xml from the checkout.
+        if (source.parent / "examples").is_dir():
+            shutil.copytree(source.parent / "examples", root / "examples", symlinks=True)
         if not unpatched:
             (root / "conftest.py").write_text(CONFTEST)
         # Whole files are not even imported; single tests are deselected (prefix match).
