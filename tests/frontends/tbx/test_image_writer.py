@@ -179,13 +179,13 @@ def test_tensorboardx_flavour_wraps_and_survives_non_finite_pixels() -> None:
         (SummaryWriter, [127, 255, 0, 0, 255, 0]),
     ):
         writer = flavour(MemorySink())
-        for tag, call in (
-            ("img", lambda: writer.add_image("img", row, 0, dataformats="HW")),
-            ("boxed", lambda: writer.add_image_with_boxes("boxed", row[None], boxes, 0)),
-            ("vid", lambda: writer.add_video("vid", video, 0)),
+        for method, tag, args in (
+            ("add_image", "img", (row, 0, None, "HW")),
+            ("add_image_with_boxes", "boxed", (row[None], boxes, 0)),
+            ("add_video", "vid", (video, 0)),
         ):
             with pytest.warns(NonFiniteWarning, match=f"'{tag}'.*NaN"):
-                call()
+                getattr(writer, method)(tag, *args)
         values = [Event.FromString(p).summary.value[0] for p in writer.sink.payloads]
         for value in values[:2]:
             assert decode(value.image.encoded_image_string)[0, :, 0].tolist() == expected
