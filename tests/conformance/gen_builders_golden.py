@@ -75,7 +75,7 @@ def main(library: str) -> None:
     target = os.path.join(HERE, "golden", "builders", f"{library}.json")
     os.makedirs(os.path.dirname(target), exist_ok=True)
     with open(target, "w") as f:
-        json.dump({"version": version, "results": results}, f, indent=1, sort_keys=True)
+        json.dump({"version": version, "results": results}, f, sort_keys=True)
         f.write("\n")
     print(f"{target}: {len(results)} results from {library} {version}")
 
