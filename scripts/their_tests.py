@@ -2,14 +2,18 @@
 
     python scripts/their_tests.py tensorboardX /path/to/tensorboardX/tests [pytest args]
     python scripts/their_tests.py torch /path/to/pytorch/test [pytest args]
+    python scripts/their_tests.py --unpatched tensorboardX /path/to/tensorboardX/tests
 
-The given folder is copied into a temporary directory (nothing is written into it or into this
-repository), with a ``conftest.py`` that calls ``npsummary.patch()`` before any test module is
-imported, so ``tensorboardX.SummaryWriter``, ``torch.utils.tensorboard.SummaryWriter`` and both
-``summary`` modules' builders resolve to npsummary's. The tests that reach into the library's
-private objects (or test code npsummary does not replace) are deselected; the list is below and
-in docs/MIGRATION.md ("Their own tests"). Run it in an environment with the library installed
-(torch: ``pip install torch==2.13.0`` with a constraints file).
+The given folder (and the ``examples`` folder beside it, when there is one: tensorboardX's
+``test_openvino_graph`` reads a model from there) is copied into a temporary directory (nothing is
+written into it or into this repository), with a ``conftest.py`` that calls ``npsummary.patch()``
+before any test module is imported, so ``tensorboardX.SummaryWriter``,
+``torch.utils.tensorboard.SummaryWriter`` and both ``summary`` modules' builders resolve to
+npsummary's. The tests that reach into the library's private objects (or test code npsummary does
+not replace) are deselected; the list is below and in docs/MIGRATION.md ("Their own tests").
+``--unpatched`` runs the same selection against the library itself (no ``npsummary.patch()``), for
+the reference figures. Run it in an environment with the library installed (torch: ``pip install
+torch==2.13.0`` with a constraints file).
 """
 
 from __future__ import annotations
@@ -74,9 +78,6 @@ EXCLUDED = {
         "test/test_tensorboard.py::TestTensorBoardPytorchGraph::test_nested_nn_squential": (
             "_pytorch_graph.graph"
         ),
-        "test/test_tensorboard.py::TestTensorProtoSummary::test_half_tensor_proto": (
-            "summary.int_to_half"
-        ),
     },
 }
 
@@ -88,6 +89,9 @@ npsummary.patch()
 
 
 def main(argv: list[str]) -> int:
+    unpatched = bool(argv) and argv[0] == "--unpatched"
+    if unpatched:
+        argv = argv[1:]
     if len(argv) < 2 or argv[0] not in EXCLUDED:
         print(__doc__, file=sys.stderr)
         return 2
@@ -95,7 +99,11 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="their_tests_") as tmp:
         root = Path(tmp)
         shutil.copytree(source, root / source.name, symlinks=True)
-        (root / "conftest.py").write_text(CONFTEST)
+        # tensorboardX's test_openvino_graph reads examples/mobilenetv2.xml from the checkout.
+        if (source.parent / "examples").is_dir():
+            shutil.copytree(source.parent / "examples", root / "examples", symlinks=True)
+        if not unpatched:
+            (root / "conftest.py").write_text(CONFTEST)
         # Whole files are not even imported; single tests are deselected (prefix match).
         deselect = [
             f"--deselect={node}" if "::" in node else f"--ignore={node}"

@@ -27,6 +27,7 @@ __all__ = [
     "pr_curve",
     "pr_curve_raw",
     "scalar",
+    "tensor_proto",
     "text",
     "video",
 ]
@@ -42,5 +43,6 @@ mesh = TORCH_BUILDERS["mesh"]
 pr_curve = TORCH_BUILDERS["pr_curve"]
 pr_curve_raw = TORCH_BUILDERS["pr_curve_raw"]
 scalar = TORCH_BUILDERS["scalar"]
+tensor_proto = TORCH_BUILDERS["tensor_proto"]
 text = TORCH_BUILDERS["text"]
 video = TORCH_BUILDERS["video"]

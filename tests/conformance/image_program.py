@@ -3,9 +3,9 @@
 Both libraries multiply every image that is not uint8 by 255 before writing it (an int64 0/1
 mask is black and white) and write one channel as RGB. torch multiplies in float32 and clips;
 tensorboardX multiplies in the input's precision and does not clip, so values outside [0, 1]
-wrap there: the calls in ``TBX_WRAPS`` are compared with torch only (docs/MIGRATION.md).
-``gen_image_golden.py`` runs the calls with both libraries; ``test_image_golden.py`` with
-npsummary's writer.
+wrap there (the calls in ``TBX_WRAPS``); each flavour of npsummary's writer writes its library's
+pixels. ``gen_image_golden.py`` runs the calls with both libraries; ``test_image_golden.py`` with
+npsummary's two flavours.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ CALLS: dict[str, tuple[str, np.ndarray, str]] = {
     ),
 }
 # tensorboardX's (x * 255).astype(uint8) wraps values beyond [0, 255] and rounds float16
-# products in float16; these calls are compared with torch only.
+# products in float16: here the two libraries' pixels differ.
 TBX_WRAPS = frozenset({"int32_levels", "float64_beyond", "float16_unit"})
 
 

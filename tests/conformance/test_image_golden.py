@@ -2,8 +2,8 @@
 (issue 21, item 3): every dtype but uint8 multiplied by 255 (an int64 0/1 mask is black and
 white), one channel written as RGB, the same size and colorspace. PNG bytes differ (another
 encoder); the decoded pixels are compared. Calls: ``image_program``; golden files:
-``gen_image_golden.py``. tensorboardX wraps out-of-range values where torch clips: those calls
-(``image_program.TBX_WRAPS``) are compared with torch only.
+``gen_image_golden.py``. tensorboardX wraps out-of-range values where torch clips: each flavour
+of the writer (``TensorboardXSummaryWriter``, ``SummaryWriter``) writes its library's pixels.
 """
 
 from __future__ import annotations
@@ -22,16 +22,23 @@ GOLDEN = TESTS / "conformance" / "golden" / "images"
 LIBRARIES = ("tensorboardX", "torch")
 
 
+WRITERS = {"tensorboardX": "TensorboardXSummaryWriter", "torch": "SummaryWriter"}
+
+
 @pytest.fixture(scope="module")
-def ours(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def ours(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, Any]]]:
+    """library -> tag -> what its flavour of npsummary's writer wrote."""
     pytest.importorskip("tensorboard")
     pytest.importorskip("PIL")
-    logdir = tmp_path_factory.mktemp("images")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with npsummary.SummaryWriter(str(logdir)) as writer:
-            image_program.run(writer)
-    return image_program.read_pixels(str(logdir))
+    out = {}
+    for library, name in WRITERS.items():
+        logdir = tmp_path_factory.mktemp(f"images_{library}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with getattr(npsummary, name)(str(logdir)) as writer:
+                image_program.run(writer)
+        out[library] = image_program.read_pixels(str(logdir))
+    return out
 
 
 def _golden(library: str) -> dict[str, dict[str, Any]]:
@@ -47,14 +54,12 @@ def test_golden_file_covers_every_call(library: str) -> None:
 
 @pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("tag", sorted(image_program.CALLS))
-def test_same_pixels(library: str, tag: str, ours: dict[str, dict[str, Any]]) -> None:
-    if library == "tensorboardX" and tag in image_program.TBX_WRAPS:
-        pytest.skip("tensorboardX wraps values outside [0, 255] (docs/MIGRATION.md)")
-    assert ours[tag] == _golden(library)[tag]
+def test_same_pixels(library: str, tag: str, ours: dict[str, dict[str, dict[str, Any]]]) -> None:
+    assert ours[library][tag] == _golden(library)[tag]
 
 
 def test_wrapping_calls_do_differ_in_tensorboardx() -> None:
-    # The exclusions above are real differences, not stale entries.
+    # The flavours have something to choose between.
     tbx, torch = _golden("tensorboardX"), _golden("torch")
     for tag in image_program.TBX_WRAPS:
         assert tbx[tag]["pixels"] != torch[tag]["pixels"], tag

@@ -18,7 +18,12 @@ from hypothesis.extra import numpy as hnp
 from conftest import examples
 from npsummary._imaging.grid import feature_map_grid, figure_to_hwc, kernel_grid, make_grid
 from npsummary._imaging.layout import to_hwc, to_nhwc
-from npsummary._imaging.pixels import tf1_normalize_image, tf2_convert_image_dtype, to_uint8
+from npsummary._imaging.pixels import (
+    tensorboardx_to_uint8,
+    tf1_normalize_image,
+    tf2_convert_image_dtype,
+    to_uint8,
+)
 from paths import TESTS
 
 GOLDEN = TESTS / "golden" / "image"
@@ -151,6 +156,42 @@ def test_to_uint8_float_rules() -> None:
         # float16(0.998) is 0.99805, which rounds up to 255
         high = 255 if dtype == np.float16 else 254
         assert got.tolist() == [0, 1, 128, high, 255, 255, 255, 0, 0, 255, 0, 255, 0], dtype
+
+
+def test_tensorboardx_conversion_wraps_as_tensorboardx_does() -> None:
+    # tensorboardX's image(): (x * 255.0).astype(np.uint8), no clipping; NaN and inf give 0.
+    x = np.array([0, 0.5, 1, 1.5, -0.2, 2.0, np.nan, np.inf, -np.inf])
+    got, nans = tensorboardx_to_uint8(x)
+    assert nans == 1
+    assert got.tolist() == [0, 127, 255, 126, 205, 254, 0, 0, 0]
+    # An int64 0/1 mask is multiplied in float64; int levels beyond 1 wrap too.
+    assert tensorboardx_to_uint8(np.array([0, 1, 2, -1]))[0].tolist() == [0, 255, 254, 1]
+    assert tensorboardx_to_uint8(np.array([True, False]))[0].tolist() == [255, 0]
+    # float16 products are rounded in float16, as there: 0.998 -> 254.5 -> 254.
+    assert tensorboardx_to_uint8(np.array([0.998], np.float16))[0].tolist() == [254]
+    u8 = np.arange(256, dtype=np.uint8)
+    assert tensorboardx_to_uint8(u8)[0] is u8
+    # to_uint8's tensorboardX mode is the same conversion.
+    assert to_uint8(x, floor=True, wrap=True)[0].tolist() == got.tolist()
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    hnp.arrays(
+        st.sampled_from([np.float16, np.float32, np.float64, np.int64, np.int32]),
+        hnp.array_shapes(max_dims=3, max_side=6),
+        elements={"allow_nan": False, "allow_infinity": False, "min_value": -1e4, "max_value": 1e4},
+    )
+)
+def test_tensorboardx_conversion_equals_its_expression(array: np.ndarray) -> None:
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = (array * 255.0).astype(np.uint8)
+        finite = np.isfinite(array * 255.0)
+    got, nans = tensorboardx_to_uint8(array)
+    assert nans == 0
+    np.testing.assert_array_equal(got[finite], expected[finite])
+    assert not got[~finite].any()  # float16 products beyond 65504 are inf: drawn as 0
 
 
 def test_to_uint8_integer_bool_and_uint8_rules() -> None:

@@ -93,7 +93,8 @@ def own_decode(data: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 
 def reference_filter_types(image: np.ndarray) -> np.ndarray:
-    """Per-row filter chosen by the minimum sum of |residual as int8| (first on ties)."""
+    """Per-row filter Pillow chooses: None, Up, Sub, Paeth tried in that order, the first with
+    the minimum sum of |residual as int8| (Average only with Pillow's ``optimize``)."""
     h, w, c = image.shape
     x = image.reshape(h, w * c).astype(np.int32)
     a = np.zeros_like(x)
@@ -102,12 +103,12 @@ def reference_filter_types(image: np.ndarray) -> np.ndarray:
     b[1:] = x[:-1]
     cc = np.zeros_like(x)
     cc[1:] = a[:-1]
-    preds = [np.zeros_like(x), a, b, (a + b) // 2, paeth_predictor(a, b, cc)]
+    order = {0: np.zeros_like(x), 2: b, 1: a, 4: paeth_predictor(a, b, cc)}
     costs = []
-    for pred in preds:
+    for pred in order.values():
         residual = ((x - pred) % 256).astype(np.uint8).view(np.int8).astype(np.int32)
         costs.append(np.abs(residual).sum(axis=1))
-    return np.argmin(np.stack(costs), axis=0)
+    return np.array(list(order))[np.argmin(np.stack(costs), axis=0)]
 
 
 def expected_decoded(pixels: np.ndarray) -> np.ndarray:
@@ -135,7 +136,7 @@ def make_pixels(kind: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
         y, x = np.indices(shape[:2]) / max(shape[:2])
         layers = [np.sin(2 * np.pi * (k + 1) * (x + y * y)) for k in range(shape[2])]
         return np.rint(127.5 + 127.5 * np.stack(layers, -1)).astype(np.uint8)
-    # gradient with wrap-around and a little noise: exercises Sub/Up/Average/Paeth
+    # gradient with wrap-around and a little noise: exercises Sub/Up/Paeth
     grid = np.indices(shape).sum(axis=0) * rng.integers(1, 9)
     return ((grid + rng.integers(0, 3, shape)) % 256).astype(np.uint8)
 
@@ -319,3 +320,36 @@ def test_memory_stays_block_sized(layout: str) -> None:
     # Filter buffers are ~2.5 MiB whatever the image size; the rest is the compressed output
     # (held once as pieces and once joined). One full-size temporary would add 12 MiB.
     assert peak - 2 * len(data) < 4 * 2**20, (peak, len(data))
+
+
+def _same_zlib_as_pillow() -> bool:
+    from PIL import features
+
+    return bool(features.version("zlib") == zlib.ZLIB_RUNTIME_VERSION)
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    height=st.integers(1, 60),
+    width=st.integers(1, 60),
+    channels=st.sampled_from([0, 2, 3, 4]),
+    kind=st.sampled_from(["noise", "constant", "sparse", "gradient", "smooth"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_small_images_are_pillows_bytes(
+    height: int, width: int, channels: int, kind: str, seed: int
+) -> None:
+    # tensorboardX's own tests compare the PNG bytes of small images with Pillow's: up to 64 KiB
+    # of filtered data npsummary filters and deflates as Pillow does (same zlib needed).
+    if not _same_zlib_as_pillow():
+        pytest.skip("Pillow bundles another zlib than Python's")
+    shape = (height, width) if channels == 0 else (height, width, channels)
+    if kind == "smooth" and channels == 0:
+        shape = (height, width, 1)
+    pixels = make_pixels(kind, shape, seed)
+    if pixels.ndim == 3 and pixels.shape[2] == 1:
+        pixels = pixels[:, :, 0]
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, format="PNG")
+    assert encode_png(pixels) == out.getvalue()

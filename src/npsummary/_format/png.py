@@ -6,25 +6,27 @@ depth 8, no interlace), IDAT (split only past the 2 GiB chunk limit) and IEND. N
 written (no gamma, text or time), so
 equal pixels always give equal bytes.
 
-Filtering: each scanline gets whichever of the five PNG filters (None, Sub, Up, Average, Paeth)
-leaves the smallest sum of |residual byte as int8|, the heuristic of libpng and Pillow. All five
-filters and their costs are computed vectorized over blocks of rows of about 128 KiB with uint8
-arithmetic only, so the temporaries are a few cache-sized buffers whatever the image size.
+Filtering: each scanline gets the filter Pillow picks: of None, Up, Sub and Paeth, tried in that
+order, the first that leaves the smallest sum of |residual byte as int8| (Pillow leaves Average
+to its ``optimize`` option). The four filters and their costs are computed vectorized over blocks
+of rows of about 128 KiB with uint8 arithmetic only, so the temporaries are a few cache-sized
+buffers whatever the image size.
 
-Compression uses the stdlib zlib with strategy Z_FILTERED (matches shorter than 6 bytes are
-coded as literals, which suits filter residuals). Images of at most 64 KiB of filtered data use
-level 5. Larger ones first compress a sample (1/16 of the image, 16-64 KiB, in eight strips spread
-over it) at level 5 and with Huffman coding only: if string matching saves less than 2 % of the
-sample the data is noise-like and the whole image is Huffman-coded at level 5 (same size, three
-times faster than a match search that finds nothing); otherwise level 6, Pillow's level, whose
-files are 0-7 % smaller than level 5's. Stock zlib's level 6 alone takes about as long as Pillow's
-whole encode (Pillow bundles zlib-ng), so images of 128 KiB of filtered data or more are deflated
-as two halves at once: a thread filters and deflates the top half into a raw stream ended by a
-sync flush, the calling thread the bottom half into a raw stream primed with the last 32 KiB of
-the top half (what a decoder's window holds there), and the two are joined into one zlib stream
-with the combined Adler-32. The stream decodes to exactly the bytes one stream would hold
-(benchmarks/RESULTS.md, "Images"). ``compress_level=0..9`` skips the sampling and uses that
-level in one stream.
+Compression uses the stdlib zlib with strategy Z_FILTERED (matches shorter than 6 bytes are coded as
+literals, which suits filter residuals). Images of at most 64 KiB of filtered data are deflated as
+Pillow deflates them (level 6, memory level 9, one stream), so with the same zlib their files are
+Pillow's byte for byte: tensorboardX's own tests compare PNG bytes. Larger ones first compress a
+sample (1/16 of the image, 16-64 KiB, in eight strips spread over it) at level 5 and with Huffman
+coding only: if string matching saves less than 2 % of the sample the data is noise-like and the
+whole image is Huffman-coded at level 5 (same size, three times faster than a match search that
+finds nothing); otherwise level 6, Pillow's level, whose files are 0-7 % smaller than level 5's.
+Stock zlib's level 6 alone takes about as long as Pillow's whole encode (Pillow bundles zlib-ng), so
+images of 128 KiB of filtered data or more are deflated as two halves at once: a thread filters and
+deflates the top half into a raw stream ended by a sync flush, the calling thread the bottom half
+into a raw stream primed with the last 32 KiB of the top half (what a decoder's window holds there),
+and the two are joined into one zlib stream with the combined Adler-32. The stream decodes to
+exactly the bytes one stream would hold (benchmarks/RESULTS.md, "Images"). ``compress_level=0..9``
+skips the sampling and uses that level in one stream.
 """
 
 from __future__ import annotations
@@ -42,10 +44,13 @@ _MAX_CHUNK = 2**31 - 1  # PNG chunk length limit
 _BLOCK_BYTES = 1 << 17
 _SMALL_BYTES = 1 << 16
 _LEVEL = 5
+_SMALL_LEVEL, _SMALL_MEM_LEVEL = 6, 9  # Pillow's deflate settings, for images up to _SMALL_BYTES
 _MATCH_LEVEL = 6  # images whose sample shows string matches (see _choose_compression)
 _PARALLEL_BYTES = 1 << 17  # filtered data from which the two halves are deflated in parallel
 _WINDOW = 1 << 15
 _STRATEGY = zlib.Z_FILTERED
+_FILTER_ORDER = (0, 2, 1, 4)  # None, Up, Sub, Paeth: Pillow's filters in its order of trial
+_CANDIDATES = len(_FILTER_ORDER)
 _PROBE_STRIPS = 8
 _PROBE_MIN_BYTES = 1 << 14
 _PROBE_MAX_BYTES = 1 << 16
@@ -74,10 +79,11 @@ def encode_png(pixels: np.ndarray, *, compress_level: int | None = None) -> byte
     height, width, channels = image.shape
     filt = _RowFilter(image)
 
+    mem_level = 8
     if compress_level is not None:
         level, strategy = compress_level, _STRATEGY
     elif height * (width * channels + 1) <= _SMALL_BYTES:
-        level, strategy = _LEVEL, _STRATEGY
+        level, strategy, mem_level = _SMALL_LEVEL, _STRATEGY, _SMALL_MEM_LEVEL
     else:
         strategy = _choose_compression(filt)
         level = _LEVEL if strategy == zlib.Z_HUFFMAN_ONLY else _MATCH_LEVEL
@@ -85,7 +91,7 @@ def encode_png(pixels: np.ndarray, *, compress_level: int | None = None) -> byte
     if compress_level is None and height >= 64 and filt.size() >= _PARALLEL_BYTES:
         parts = _deflate_in_two(image, filt, level, strategy)
     else:
-        compressor = zlib.compressobj(level, zlib.DEFLATED, 15, 8, strategy)
+        compressor = zlib.compressobj(level, zlib.DEFLATED, 15, mem_level, strategy)
         parts = [
             compressor.compress(filt.filter(start, stop).data) for start, stop in filt.blocks()
         ]
@@ -241,13 +247,14 @@ class _RowFilter:
         # strided image is copied in block by block, never whole.
         self.pixels = self.pad[:, bpp:].reshape(n + 1, self.width, bpp)
         # Candidate scanlines with their filter-type byte in column 0, in the layout of the
-        # output stream, so choosing is a single np.take.
-        self.cand = np.empty((5, n, length + 1), np.uint8)
-        self.cand[:, :, 0] = np.arange(5, dtype=np.uint8)[:, None]
+        # output stream, so choosing is a single np.take; in Pillow's order of trial, so the
+        # first smallest cost (np.argmin) is Pillow's choice.
+        self.cand = np.empty((_CANDIDATES, n, length + 1), np.uint8)
+        self.cand[:, :, 0] = np.array(_FILTER_ORDER, dtype=np.uint8)[:, None]
         self.scratch = np.empty((4, n, length), np.uint8)
         self.flags = np.empty((2, n, length), np.bool_)
-        self.magnitude = np.empty((5, n, length), np.uint8)
-        self.costs = np.empty((5, n), np.uint32 if length < 2**24 else np.uint64)
+        self.magnitude = np.empty((_CANDIDATES, n, length), np.uint8)
+        self.costs = np.empty((_CANDIDATES, n), np.uint32 if length < 2**24 else np.uint64)
         self.out = np.empty((n, length + 1), np.uint8)
         self.row_index = np.arange(n, dtype=np.intp)
 
@@ -273,19 +280,13 @@ class _RowFilter:
         pixels[1:] = self.image[start:stop]
         x, a, b, c = pad[1:, bpp:], pad[1:, :-bpp], pad[:-1, bpp:], pad[:-1, :-bpp]
         cand = self.cand[:, :n]
-        f_none, f_sub, f_up, f_avg, f_paeth = (cand[k, :, 1:] for k in range(5))
+        f_none, f_up, f_sub, f_paeth = (cand[k, :, 1:] for k in range(_CANDIDATES))
         s0, s1, s2, s3 = self.scratch[:, :n]
         g0, g1 = self.flags[:, :n]
 
         np.copyto(f_none, x)
-        np.subtract(x, a, out=f_sub)
         np.subtract(x, b, out=f_up)
-        # Average: floor((a + b) / 2) == (a & b) + ((a ^ b) >> 1), without leaving uint8.
-        np.bitwise_and(a, b, out=s0)
-        np.bitwise_xor(a, b, out=s1)
-        np.right_shift(s1, 1, out=s1)
-        np.add(s0, s1, out=s0)
-        np.subtract(x, s0, out=f_avg)
+        np.subtract(x, a, out=f_sub)
         _paeth(x, a, b, c, s0, s1, s2, s3, g0, g1, out=f_paeth)
 
         costs = self.costs[:, :n]
@@ -296,7 +297,7 @@ class _RowFilter:
         choice = np.argmin(costs, axis=0)
         choice *= self.block_rows
         choice += self.row_index[:n]
-        flat = self.cand.reshape(5 * self.block_rows, self.rowlen + 1)
+        flat = self.cand.reshape(_CANDIDATES * self.block_rows, self.rowlen + 1)
         out: np.ndarray = np.take(flat, choice, axis=0, out=self.out[:n], mode="clip")
         return out
 

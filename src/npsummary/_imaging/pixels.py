@@ -13,8 +13,8 @@ Value rules (``to_uint8``), used for every image unless a TF-exact conversion is
 - Every other integer type: clipped to [0, 255], not scaled.
 - Anything else (complex, object, strings): TypeError.
 
-Nothing wraps around: tensorboardX's ``(x * 255).astype(uint8)`` turns 1.5 into 126 and -0.2
-into 205.
+Nothing wraps around, except in :func:`tensorboardx_to_uint8`, which reproduces tensorboardX's
+``(x * 255).astype(uint8)`` (1.5 becomes 126, -0.2 becomes 205) for its flavour of the writer.
 
 TF-exact conversions, checked against TensorFlow 2.21 golden files:
 
@@ -50,6 +50,7 @@ from .dataformats import who
 
 __all__ = [
     "as_image_array",
+    "tensorboardx_to_uint8",
     "tf1_normalize_image",
     "tf2_convert_image_dtype",
     "to_uint8",
@@ -92,14 +93,17 @@ def _chunks(shape: tuple[int, ...], limit: int = _CHUNK) -> Iterator[tuple[int |
 # --------------------------------------------------------------------------- value rules
 
 
-def to_uint8(image: Any, *, tag: str = "", floor: bool = False) -> tuple[np.ndarray, int]:
+def to_uint8(
+    image: Any, *, tag: str = "", floor: bool = False, wrap: bool = False
+) -> tuple[np.ndarray, int]:
     """Pixels as uint8 per the module's value rules, and the number of NaNs replaced by 0.
 
-    ``floor=True`` converts as tensorboardX's and torch's ``add_image`` do: every dtype but
-    uint8 (bool and integers too) is cast to float32 and multiplied by 255 in float32, then
-    clipped to [0, 255] and truncated (tensorboardX truncates without clipping, so 1.5 wraps
-    to 126; NaN, which their cast leaves undefined, is 0 here). An int64 0/1 mask becomes
-    0/255. The default rounds floats to the nearest level and clips other integers unscaled.
+    ``floor=True`` converts as torch's ``add_image`` does: every dtype but uint8 (bool and
+    integers too) is cast to float32 and multiplied by 255 in float32, then clipped to [0, 255]
+    and truncated. An int64 0/1 mask becomes 0/255. ``wrap=True`` (with ``floor``) converts as
+    tensorboardX does instead: :func:`tensorboardx_to_uint8`. NaN, which their casts leave
+    undefined, is 0 here. The default rounds floats to the nearest level and clips other
+    integers unscaled.
 
     Raises:
       TypeError: the dtype is not bool, an integer or a float type.
@@ -116,7 +120,9 @@ def to_uint8(image: Any, *, tag: str = "", floor: bool = False) -> tuple[np.ndar
     nan_count = 0
     for index in _chunks(arr.shape):
         src, dst = arr[index], out[index]
-        if floor:
+        if floor and wrap:
+            nan_count += _scale_wrapping(src, dst)
+        elif floor:
             nan_count += _scale_float32(src, dst)
         elif kind == "b":
             np.multiply(src, 255, out=dst, dtype=np.uint8)
@@ -151,6 +157,35 @@ def _scale_float32(src: np.ndarray, dst: np.ndarray) -> int:
         np.maximum(v, 0.0, out=v)
         np.minimum(v, 255.0, out=v)
     np.copyto(dst, v, casting="unsafe")  # truncation == floor for v >= 0
+    return nans
+
+
+def tensorboardx_to_uint8(array: np.ndarray) -> tuple[np.ndarray, int]:
+    """tensorboardX's ``(x * 255.0).astype(np.uint8)`` for every dtype but uint8, and the NaN
+    count: the product is taken in NumPy's promotion of the input with a Python float (float16
+    and float32 keep their precision, integers and bool become float64) and cast without
+    clipping, so values outside [0, 1] wrap around exactly as NumPy's cast does on this machine
+    (1.5 -> 126, -0.2 -> 205 on x86-64). NaN and infinity, undefined for that cast, give 0.
+    uint8 is returned unchanged."""
+    if array.dtype == np.uint8:
+        return array, 0
+    out = np.empty(array.shape, np.uint8)
+    nan_count = 0
+    for index in _chunks(array.shape):
+        nan_count += _scale_wrapping(array[index], out[index])
+    return out, nan_count
+
+
+def _scale_wrapping(src: np.ndarray, dst: np.ndarray) -> int:
+    """``dst = uint8(src * 255.0)`` as tensorboardX casts (no clipping), non-finite as 0;
+    returns the NaN count."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = np.multiply(src, 255.0)
+        bad = ~np.isfinite(v)
+        nans = int(np.count_nonzero(np.isnan(v))) if src.dtype.kind == "f" else 0
+        if bad.any():
+            v[bad] = 0
+        dst[...] = v.astype(np.uint8)
     return nans
 
 

@@ -8,9 +8,10 @@ by :mod:`npsummary._format.png`.
   (``<tag>/image`` when ``max_outputs`` is 1).
 
 Value rules: :func:`pixels_value` (``SummaryWriter``, legacy form) applies
-:func:`npsummary._imaging.pixels.to_uint8` with tensorboardX's and torch's conversion (uint8
-kept, every other dtype multiplied by 255 in float32, clipped and truncated, NaN drawn as 0) and,
-with ``rgb=True``, their expansion of one channel to RGB;
+:func:`npsummary._imaging.pixels.to_uint8` with torch's conversion (uint8 kept, every other dtype
+multiplied by 255 in float32, clipped and truncated, NaN drawn as 0) or tensorboardX's (the same
+product in the input's precision, wrapping instead of clipping) and, with ``rgb=True``, their
+expansion of one channel to RGB;
 :func:`tf_image_value` applies ``tf.image.convert_image_dtype`` exactly; :func:`tf1_image_values`
 TF1's per-image float normalisation.
 """
@@ -69,14 +70,16 @@ def pixels_value(
     *,
     description: str | None = None,
     rgb: bool = False,
+    wrap: bool = False,
 ) -> bytes:
     """One ``[H, W, C]`` image (any supported dtype) as a serialized ``Summary.Image`` value,
-    as tensorboardX and torch write it: values converted as theirs (``float32(x) * 255``
-    clipped and truncated, see :func:`npsummary._imaging.pixels.to_uint8`) and, with ``rgb``,
-    one channel repeated into three (their ``convert_to_HWC`` and ``make_grid`` do)."""
+    as torch writes it (``float32(x) * 255`` clipped and truncated) or, with ``wrap``, as
+    tensorboardX writes it (``(x * 255.0).astype(uint8)``, wrapping; see
+    :func:`npsummary._imaging.pixels.to_uint8`); with ``rgb``, one channel repeated into three
+    (their ``convert_to_HWC`` and ``make_grid`` do)."""
     from .._imaging.pixels import to_uint8
 
-    pixels, nan_count = to_uint8(hwc, tag=tag, floor=True)
+    pixels, nan_count = to_uint8(hwc, tag=tag, floor=True, wrap=wrap)
     if nan_count:
         report_nan(tag, nan_count)
     if pixels.ndim == 2:

@@ -3,9 +3,12 @@
 The image is ``CHW`` by default (or ``HWC``, ``HW``, any permutation named by
 ``dataformats``); gray is repeated to RGB as torch does. Values follow torch: uint8 is kept,
 anything else is multiplied by 255 in float32, clipped to [0, 255] and truncated; NaN is drawn
-as 0 and reported. Boxes are drawn by :mod:`npsummary._imaging.boxes`, then the image is resized by
-``rescale``. Like torch, ``Summary.Image`` records the height and width *before* rescaling and
-``colorspace`` is the channel count (3, or 4 for RGBA).
+as 0 and reported. tensorboardX's form (its flavour of the writer) multiplies in the input's
+precision and wraps instead of clipping
+(:func:`npsummary._imaging.pixels.tensorboardx_to_uint8`). Boxes are drawn by
+:mod:`npsummary._imaging.boxes`, then the image is resized by ``rescale``. Like torch,
+``Summary.Image`` records the height and width *before* rescaling and ``colorspace`` is the
+channel count (3, or 4 for RGBA).
 
 Format notes: docs/FORMAT.md §4.3.
 """
@@ -42,9 +45,15 @@ def _hwc(tag: str, data: Any, dataformats: Any) -> np.ndarray:
     return np.asarray(array)
 
 
-def _pixels(array: np.ndarray, report_nan: Callable[[int], None]) -> np.ndarray:
+def _pixels(array: np.ndarray, report_nan: Callable[[int], None], wrap: bool) -> np.ndarray:
     if array.dtype == np.uint8:
         pixels = array
+    elif wrap:
+        from .._imaging.pixels import tensorboardx_to_uint8
+
+        pixels, nan_count = tensorboardx_to_uint8(array)
+        if nan_count:
+            report_nan(nan_count)
     else:
         values = array.astype(np.float32)
         nan = np.isnan(values)
@@ -94,8 +103,11 @@ def image_boxes_value(
     dataformats: Any,
     labels: Any,
     report_nan: Callable[[str, int], None],
+    *,
+    tensorboardx: bool = False,
 ) -> bytes:
-    """Serialized ``Summary.Value{tag, image}`` with the boxes drawn (see the module docstring).
+    """Serialized ``Summary.Value{tag, image}`` with the boxes drawn (see the module docstring);
+    ``tensorboardx``: pixels converted as tensorboardX does (wrapping, not clipping).
 
     Raises:
       TypeError: non-numeric data, labels that are not strings, a non-numeric rescale.
@@ -109,7 +121,9 @@ def image_boxes_value(
     rescale = to_positive_float(rescale, tag, "rescale")
     box_array = _boxes(tag, boxes)
     names = _labels(tag, labels, len(box_array))
-    pixels = _pixels(_hwc(tag, img, dataformats), lambda count: report_nan(tag, count))
+    pixels = _pixels(
+        _hwc(tag, img, dataformats), lambda count: report_nan(tag, count), tensorboardx
+    )
     height, width, channels = pixels.shape
     scaled_height, scaled_width = height * rescale, width * rescale
     if (

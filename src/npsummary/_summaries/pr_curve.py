@@ -32,8 +32,10 @@ _MINIMUM_COUNT = 1e-7
 _CHUNK = 1 << 20
 
 
-def check_num_thresholds(tag: str, num_thresholds: Any) -> int:
-    return check_int(num_thresholds, "num_thresholds", tag=tag, minimum=2, maximum=MAX_THRESHOLDS)
+def check_num_thresholds(tag: str, num_thresholds: Any, minimum: int = 2) -> int:
+    return check_int(
+        num_thresholds, "num_thresholds", tag=tag, minimum=minimum, maximum=MAX_THRESHOLDS
+    )
 
 
 def _flat(tag: str, name: str, data: Any) -> np.ndarray:
@@ -119,16 +121,25 @@ def _value(tag: str, data: np.ndarray, num_thresholds: int) -> bytes:
 
 
 def pr_curve_value(
-    tag: str, labels: Any, predictions: Any, num_thresholds: Any = 127, weights: Any = None
+    tag: str,
+    labels: Any,
+    predictions: Any,
+    num_thresholds: Any = 127,
+    weights: Any = None,
+    *,
+    minimum_thresholds: int = 2,
 ) -> bytes:
     """Serialized PR-curve value computed from binary ``labels`` and ``predictions`` in [0, 1].
+
+    ``minimum_thresholds`` is 1 for the module-level builders, which take a one-threshold
+    curve (every prediction in one bucket) as tensorboardX's and torch's do.
 
     Raises:
       TypeError: non-numeric input or a non-int ``num_thresholds``.
       ValueError: lengths differ, a label is not 0/1, a prediction is not finite or outside
         [0, 1], a weight is negative or not finite, or ``num_thresholds`` is out of range.
     """
-    n = check_num_thresholds(tag, num_thresholds)
+    n = check_num_thresholds(tag, num_thresholds, minimum_thresholds)
     label_array, prediction_array, weight_array = _check_inputs(tag, labels, predictions, weights)
     return _value(tag, compute_curve(label_array, prediction_array, n, weight_array), n)
 
@@ -143,16 +154,19 @@ _RAW_NAMES = (
 )
 
 
-def pr_curve_raw_value(tag: str, rows: tuple[Any, ...], num_thresholds: Any = 127) -> bytes:
+def pr_curve_raw_value(
+    tag: str, rows: tuple[Any, ...], num_thresholds: Any = 127, *, minimum_thresholds: int = 2
+) -> bytes:
     """Serialized PR-curve value from the six precomputed rows (each 1-D, one length).
 
     ``num_thresholds`` is stored in the metadata as given; TensorBoard plots the rows' length.
+    ``minimum_thresholds``: as in :func:`pr_curve_value`.
 
     Raises:
       TypeError: a row is not numeric; ValueError: a row is not 1-D, the lengths differ, or a
         row holds NaN or infinity.
     """
-    n = check_num_thresholds(tag, num_thresholds)
+    n = check_num_thresholds(tag, num_thresholds, minimum_thresholds)
     arrays = []
     for name, row in zip(_RAW_NAMES, rows, strict=True):
         array = as_numeric_array(row, tag, name)

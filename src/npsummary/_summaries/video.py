@@ -3,11 +3,12 @@
 The input is ``[N, T, C, H, W]`` (or any permutation named by ``dataformats``). As in
 tensorboardX and torch, the N clips are tiled into one grid per frame: N is padded with black
 clips to a power of two, the grid has ``2 ** ((bit_length(N) - 1) // 2)`` rows, and each frame
-becomes one GIF frame. Pixel values follow tensorboardX and torch exactly: uint8 is divided by
-255 in float32 and multiplied back (so their float rounding is reproduced), floats in [0, 1] are
-multiplied by 255, clipped (as torch does; tensorboardX wraps around) and truncated. NaN is
-drawn as 0 and reported. C is 1 (gray), 3 (RGB) or 4 (RGBA, alpha dropped: GIF has only
-on/off transparency); ``colorspace`` records C as they do.
+becomes one GIF frame. Pixel values follow each library exactly: uint8 is divided by 255 in
+float32 and multiplied back (so their float rounding is reproduced); torch multiplies floats by
+255 in float32, clips and truncates; tensorboardX (its flavour of the writer) multiplies in the
+input's precision (float64 once N was padded) and truncates without clipping, so values outside
+[0, 1] wrap around. NaN is drawn as 0 and reported. C is 1 (gray), 3 (RGB) or 4 (RGBA, alpha
+dropped: GIF has only on/off transparency); ``colorspace`` records C as they do.
 
 The GIF is encoded by :mod:`npsummary._format.gif` (no moviepy); each frame lasts
 ``int(100 / fps)`` hundredths of a second, what Pillow stores for moviepy's ``1000 / fps`` ms.
@@ -47,32 +48,46 @@ def _ntchw(tag: str, data: Any, dataformats: Any) -> np.ndarray:
     return np.asarray(video)
 
 
-def _to_uint8(video: np.ndarray, padded: bool, report_nan: Callable[[int], None]) -> np.ndarray:
+def _to_uint8(
+    video: np.ndarray, padded: bool, report_nan: Callable[[int], None], tensorboardx: bool
+) -> np.ndarray:
+    # Both libraries first turn uint8 into float32(x) / 255, and padding N concatenates float64
+    # zeros. torch then casts to float32, multiplies by 255 and clips; tensorboardX multiplies
+    # in the precision it has (float64 once padded) and casts without clipping.
     if video.dtype == np.uint8:
-        # tensorboardX and torch compute uint8(float32(x) / 255 * 255), in float64 when N was
-        # padded.
         levels = np.float32(np.arange(256, dtype=np.float32) / np.float32(255.0))
-        scaled = levels.astype(np.float64) * 255.0 if padded else levels * np.float32(255.0)
+        wide = padded and tensorboardx
+        scaled = levels.astype(np.float64) * 255.0 if wide else levels * np.float32(255.0)
         lut = np.clip(scaled, 0, 255).astype(np.uint8)
         return np.asarray(lut[video])
-    values = video if video.dtype.kind == "f" else video.astype(np.float64)
-    if padded:
-        values = values.astype(np.float64)
+    if tensorboardx:
+        from .._imaging.pixels import tensorboardx_to_uint8
+
+        values = video if video.dtype.kind == "f" else video.astype(np.float64)
+        pixels, count = tensorboardx_to_uint8(values.astype(np.float64) if padded else values)
+        if count:
+            report_nan(count)
+        return pixels
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = video.astype(np.float32)
     nan = np.isnan(values)
     count = int(nan.sum())
     if count:
-        values = np.where(nan, 0, values)
+        values = np.where(nan, np.float32(0), values)
         report_nan(count)
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.clip(values * 255.0, 0, 255).astype(np.uint8)
+        return np.asarray(np.clip(values * np.float32(255), 0, 255).astype(np.uint8))
 
 
-def prepare_video(video: np.ndarray, report_nan: Callable[[int], None]) -> np.ndarray:
+def prepare_video(
+    video: np.ndarray, report_nan: Callable[[int], None], *, tensorboardx: bool = False
+) -> np.ndarray:
     """uint8 frames ``[T, rows * H, cols * W, C]`` from ``[N, T, C, H, W]``, in tensorboardX's
-    and torch's grid."""
+    and torch's grid, values converted as torch (or, with ``tensorboardx``, as tensorboardX)
+    converts them."""
     n, t, c, h, w = video.shape
     padded_n = n if n & (n - 1) == 0 else 1 << n.bit_length()
-    pixels = _to_uint8(video, padded_n != n, report_nan)
+    pixels = _to_uint8(video, padded_n != n, report_nan, tensorboardx)
     if padded_n != n:
         pad = np.zeros((padded_n - n, t, c, h, w), dtype=np.uint8)
         pixels = np.concatenate((pixels, pad), axis=0)
@@ -88,8 +103,11 @@ def video_value(
     fps: Any,
     dataformats: Any,
     report_nan: Callable[[str, int], None],
+    *,
+    tensorboardx: bool = False,
 ) -> bytes:
-    """Serialized ``Summary.Value{tag, image: Summary.Image{GIF}}``.
+    """Serialized ``Summary.Value{tag, image: Summary.Image{GIF}}``; ``tensorboardx``: pixel
+    values converted as tensorboardX converts them (see the module docstring).
 
     Raises:
       TypeError: non-numeric data, fps or dataformats of the wrong type.
@@ -101,7 +119,7 @@ def video_value(
         raise TypeError(f"{tag!r}: fps must be a number, got {fps!r}")
     rate = to_positive_float(fps, tag, "fps")
     video = _ntchw(tag, data, dataformats)
-    frames = prepare_video(video, lambda count: report_nan(tag, count))
+    frames = prepare_video(video, lambda count: report_nan(tag, count), tensorboardx=tensorboardx)
     _t, height, width, channels = frames.shape
     rgb = frames[..., :3] if channels >= 3 else np.repeat(frames, 3, axis=3)
     if height > 0xFFFF or width > 0xFFFF:

@@ -158,10 +158,96 @@ def test_patch_binds_the_builders_where_they_were_imported() -> None:
     try:
         patched = npsummary.patch()
         assert "tensorboardX.summary.hparams" in patched
-        assert summary.hparams is tbx_builders.hparams
-        assert module.hparams is tbx_builders.hparams
-        assert summary.image_boxes is tbx_builders.image_boxes
+        # Bound as wrappers of npsummary's builders that return tensorboardX's class.
+        assert summary.hparams.__wrapped__ is tbx_builders.hparams
+        assert module.hparams is summary.hparams
+        assert summary.image_boxes.__wrapped__ is tbx_builders.image_boxes
+        assert npsummary.patch() == []  # a second patch() wraps nothing again
+        assert summary.hparams.__wrapped__ is tbx_builders.hparams
     finally:
         npsummary.unpatch()
         del sys.modules["some_framework_module"]
     assert summary.hparams is original and module.hparams is original
+
+
+@pytest.mark.parametrize("builders", [tbx_builders, torch_builders], ids=["tbx", "torch"])
+def test_histogram_refuses_tensorflow_bins_and_no_values_naming_the_tag(builders: Any) -> None:
+    # Both libraries' module-level histogram() hand bins to np.histogram and refuse an empty
+    # input ("The input has no element."); their tests expect an error for both.
+    with pytest.raises(ValueError, match=r"'dummy'.*'tensorflow'"):
+        builders.histogram("dummy", [1, 3, 4, 5, 6], "tensorflow")
+    with pytest.raises(ValueError, match=r"'dummy'.*no values"):
+        builders.histogram("dummy", np.ndarray(0), 10)
+    with pytest.raises(ValueError, match="'dummy'"):
+        builders.histogram("dummy", np.ndarray(0), "tensorflow")
+    assert builders.histogram("dummy", [1, 3, 4, 5, 6], _edges()).value[0].histo.num == 5
+
+
+def test_the_writer_keeps_tensorflow_bins_and_empty_histograms() -> None:
+    writer = SummaryWriter(MemorySink())
+    writer.add_histogram("h", [1.0, 2.0], 0, bins="tensorflow")
+    writer.add_histogram("empty", np.zeros(0), 0)
+    histos = [Event.FromString(p).summary.value[0].histo for p in writer.sink.payloads]
+    assert [h.num for h in histos[-2:]] == [2, 0]
+
+
+@pytest.mark.parametrize("builders", [tbx_builders, torch_builders], ids=["tbx", "torch"])
+def test_pr_curve_builders_take_one_threshold_and_cap_at_127(builders: Any) -> None:
+    def width(summary: Any) -> int:
+        return int(summary.value[0].tensor.tensor_shape.dim[1].size)
+
+    assert width(builders.pr_curve("pr", _LABELS, _PREDICTIONS, 1)) == 1
+    assert width(builders.pr_curve("pr", _LABELS, _PREDICTIONS, 300)) == 127
+    rows = [[3.0, 1.0]] * 6
+    raw = builders.pr_curve_raw("raw", *rows, 1)
+    assert width(raw) == 2  # the rows' length; num_thresholds goes into the metadata
+    with pytest.raises(ValueError, match=r"'pr'.*num_thresholds"):
+        builders.pr_curve("pr", _LABELS, _PREDICTIONS, 0)
+    with pytest.raises(TypeError, match=r"'raw'.*num_thresholds"):
+        builders.pr_curve_raw("raw", *rows, "1")
+    # The writer keeps its documented range (2 to 2**20, not capped).
+    with pytest.raises(ValueError, match="num_thresholds"):
+        SummaryWriter(MemorySink()).add_pr_curve("pr", _LABELS, _PREDICTIONS, 0, 1)
+
+
+def test_torch_tensor_proto_is_add_tensors_value() -> None:
+    summary = torch_builders.tensor_proto("t", np.array([1.0, 2.0, 3.0], np.float32))
+    (value,) = summary.value
+    assert value.tag == "t" and value.metadata.plugin_data.plugin_name == "tensor"
+    assert list(value.tensor.float_val) == [1.0, 2.0, 3.0]
+    writer = SummaryWriter(MemorySink())
+    writer.add_tensor("t", np.array([1.0, 2.0, 3.0], np.float32), 0)
+    assert Event.FromString(writer.sink.payloads[-1]).summary == summary
+    with pytest.raises(ValueError, match="'t'"):
+        torch_builders.tensor_proto("t", np.array(["a"]))
+
+
+@pytest.mark.parametrize("library", ["tensorboardX", "torch"])
+def test_patched_builders_return_the_librarys_summary_class(library: str) -> None:
+    if library == "torch":
+        pytest.importorskip("torch")
+        module = pytest.importorskip("torch.utils.tensorboard.summary")
+        ours = torch_builders
+    else:
+        module = pytest.importorskip("tensorboardX.summary")
+        ours = tbx_builders
+    their_class = module.Summary
+    try:
+        npsummary.patch()
+        scalar = module.scalar("loss", 0.5)
+        triple = module.hparams(*_HPARAMS)
+        assert type(scalar) is their_class
+        assert [type(s) for s in triple] == [their_class] * 3
+        assert scalar.SerializeToString() == ours.scalar("loss", 0.5).SerializeToString()
+        # npsummary's own modules keep npsummary's class.
+        assert type(ours.scalar("loss", 0.5)) is npsummary.proto.Summary
+        # The patched writer's file_writer takes the library's class.
+        writer = npsummary.TensorboardXSummaryWriter(MemorySink())
+        writer.file_writer.add_summary(scalar, global_step=2)
+        event = Event.FromString(writer.sink.payloads[-1])
+        assert event.step == 2 and event.summary.value[0].simple_value == 0.5
+        with pytest.raises(ValueError, match="'h'"):
+            module.histogram("h", np.zeros(0), "tensorflow")
+    finally:
+        npsummary.unpatch()
+    assert type(module.scalar("loss", 0.5)) is their_class  # the library's own again

@@ -167,3 +167,27 @@ def test_tf_image_matches_tensorflow_conversion(logdir: Path) -> None:
     other = npsummary.create_file_writer(MemorySink())
     with other.as_default(step=1), pytest.raises(ValueError, match=r"'img'.*\[k, h, w, c\]"):
         npsummary.image("img", np.zeros((2, 2, 3)))
+
+
+def test_tensorboardx_flavour_wraps_and_survives_non_finite_pixels() -> None:
+    # tensorboardX: (x * 255.0).astype(uint8), no clipping; NaN and inf never stop the run.
+    row = np.array([[0.5, 1.5, -0.2, np.nan, np.inf, -np.inf]])
+    boxes = np.zeros((0, 4))
+    video = np.broadcast_to(row, (1, 2, 1, 1, 6))
+    for flavour, expected in (
+        (npsummary.TensorboardXSummaryWriter, [127, 126, 205, 0, 0, 0]),
+        (SummaryWriter, [127, 255, 0, 0, 255, 0]),
+    ):
+        writer = flavour(MemorySink())
+        for method, tag, args in (
+            ("add_image", "img", (row, 0, None, "HW")),
+            ("add_image_with_boxes", "boxed", (row[None], boxes, 0)),
+            ("add_video", "vid", (video, 0)),
+        ):
+            with pytest.warns(NonFiniteWarning, match=f"'{tag}'.*NaN"):
+                getattr(writer, method)(tag, *args)
+        values = [Event.FromString(p).summary.value[0] for p in writer.sink.payloads]
+        for value in values[:2]:
+            assert decode(value.image.encoded_image_string)[0, :, 0].tolist() == expected
+        with Image.open(io.BytesIO(values[2].image.encoded_image_string)) as gif:
+            assert np.asarray(gif.convert("RGB"))[0, :, 0].tolist() == expected

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._sinks.base import MemorySink
-from .flavours import TensorboardXSummaryWriter
+from .flavours import TensorboardXSummaryWriter, clean_tag
 from .summary_writer import SummaryWriter
 
 __all__ = ["TENSORBOARDX_BUILDERS", "TORCH_BUILDERS"]
@@ -53,11 +53,17 @@ def _hparams(
     return _summaries(triple)
 
 
-def _custom_scalars(layout: Any) -> Any:
+def _summary_of(value: bytes) -> Any:
+    """npsummary's ``Summary`` holding one serialized ``Summary.Value``."""
     from ... import proto
+
+    return proto.Summary.FromString(b"\x0a" + _varint(len(value)) + value)
+
+
+def _custom_scalars(layout: Any) -> Any:
     from ..._summaries.custom_scalars import layout_value
 
-    return proto.Summary.FromString(b"\x0a" + _varint(len(value := layout_value(layout))) + value)
+    return _summary_of(layout_value(layout))
 
 
 def _varint(n: int) -> bytes:
@@ -85,8 +91,31 @@ def tbx_scalar(
     )  # fmt: skip
 
 
+def _check_histogram_input(name: Any, values: Any, bins: Any) -> None:
+    """What the libraries' module-level ``histogram`` refuses and their ``add_histogram`` does
+    not reach: ``bins='tensorflow'`` (only their writer turns it into its default edges; the
+    builder hands it to ``np.histogram``) and no values at all ("The input has no element.").
+    Both raise ``ValueError`` there, as here."""
+    from ..._common.convert import as_array
+
+    if isinstance(bins, str) and bins == "tensorflow":
+        raise ValueError(
+            f"{name!r}: histogram() takes bins as np.histogram does (an int, edges or a NumPy "
+            "estimator); 'tensorflow' is only SummaryWriter.add_histogram's default, as in "
+            "tensorboardX and torch (pass writer.default_bins for its edges)"
+        )
+    if isinstance(name, str) and as_array(values, name).size == 0:
+        raise ValueError(f"{name!r}: histogram() got no values (the input has no element)")
+
+
 def tbx_histogram(name: str, values: Any, bins: Any, max_bins: Any = None) -> Any:
-    """``tensorboardX.summary.histogram``: tensorboardX's buckets for ``bins``."""
+    """``tensorboardX.summary.histogram``: tensorboardX's buckets for ``bins``.
+
+    Raises:
+      ValueError: ``bins='tensorflow'`` or no values, as in tensorboardX (the writer's
+        ``add_histogram`` takes both).
+    """
+    _check_histogram_input(clean_tag(name), values, bins)
     return _logged(TensorboardXSummaryWriter, "add_histogram", name, values, 0, bins, 0.0, max_bins)
 
 
@@ -160,13 +189,25 @@ def text(tag: str, text: Any) -> Any:
     return _logged(SummaryWriter, "add_text", tag, text, 0, 0.0)
 
 
+def _builder_thresholds(tag: str, num_thresholds: Any) -> int:
+    """The libraries' module-level PR-curve builders take ``num_thresholds`` from 1 (their
+    ``np.histogram`` needs one bin) and write at most 127."""
+    from ..._common.convert import check_int
+
+    return min(check_int(num_thresholds, "num_thresholds", tag=tag, minimum=1), 127)
+
+
 def pr_curve(
     tag: str, labels: Any, predictions: Any, num_thresholds: Any = 127, weights: Any = None
 ) -> Any:
-    """``pr_curve`` of both libraries."""
-    return _logged(
-        SummaryWriter, "add_pr_curve", tag, labels, predictions, 0, num_thresholds, weights, 0.0
-    )
+    """``pr_curve`` of both libraries: ``num_thresholds`` from 1, capped at 127 as there (the
+    writer's ``add_pr_curve`` takes 2 to 2**20)."""
+    from ..._common.convert import check_tag
+    from ..._summaries.pr_curve import pr_curve_value
+
+    tag = check_tag(tag)
+    n = _builder_thresholds(tag, num_thresholds)
+    return _summary_of(pr_curve_value(tag, labels, predictions, n, weights, minimum_thresholds=1))
 
 
 def pr_curve_raw(
@@ -180,11 +221,16 @@ def pr_curve_raw(
     num_thresholds: Any = 127,
     weights: Any = None,
 ) -> Any:
-    """``pr_curve_raw`` of both libraries."""
-    return _logged(
-        SummaryWriter, "add_pr_curve_raw", tag, tp, fp, tn, fn, precision, recall, 0,
-        num_thresholds, weights, 0.0,
-    )  # fmt: skip
+    """``pr_curve_raw`` of both libraries: ``num_thresholds`` (stored in the metadata) from 1,
+    capped at 127 as there; ``weights`` is ignored, as there."""
+    from ..._common.convert import check_tag
+    from ..._summaries.pr_curve import pr_curve_raw_value
+
+    del weights
+    tag = check_tag(tag)
+    n = _builder_thresholds(tag, num_thresholds)
+    rows = (tp, fp, tn, fn, precision, recall)
+    return _summary_of(pr_curve_raw_value(tag, rows, n, minimum_thresholds=1))
 
 
 def tbx_hparams(hparam_dict: Any = None, metric_dict: Any = None) -> tuple[Any, Any, Any]:
@@ -224,8 +270,27 @@ def torch_scalar(
 
 
 def torch_histogram(name: str, values: Any, bins: Any, max_bins: Any = None) -> Any:
-    """``torch.utils.tensorboard.summary.histogram``: torch's buckets for ``bins``."""
+    """``torch.utils.tensorboard.summary.histogram``: torch's buckets for ``bins``.
+
+    Raises:
+      ValueError: ``bins='tensorflow'`` or no values, as in torch (the writer's
+        ``add_histogram`` takes both).
+    """
+    _check_histogram_input(name, values, bins)
     return _logged(SummaryWriter, "add_histogram", name, values, 0, bins, 0.0, max_bins)
+
+
+def torch_tensor_proto(tag: str, tensor: Any) -> Any:
+    """``torch.utils.tensorboard.summary.tensor_proto``: the whole tensor in the typed field
+    torch picks for its dtype, plugin ``tensor`` (``SummaryWriter.add_tensor``'s value).
+
+    Raises:
+      ValueError: an unsupported dtype or a tensor of 2 GiB or more, as in torch.
+    """
+    from ..._common.convert import check_tag
+    from ..._summaries.torch_tensor import tensor_value
+
+    return _summary_of(tensor_value(check_tag(tag), tensor))
 
 
 def torch_image(tag: str, tensor: Any, rescale: Any = 1, dataformats: str = "NCHW") -> Any:
@@ -293,4 +358,5 @@ TORCH_BUILDERS = {
     "hparams": torch_hparams,
     "custom_scalars": custom_scalars,
     "mesh": torch_mesh,
+    "tensor_proto": torch_tensor_proto,
 }

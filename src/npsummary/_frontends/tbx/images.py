@@ -47,10 +47,11 @@ class ImageMethods(TbxWriterBase):
           img_tensor: pixels; C is 1 (gray, written as RGB as tensorboardX and torch do),
             2 (gray + alpha), 3 (RGB) or 4 (RGBA). uint8 is stored as is; every other dtype
             (floats, other integers, bool) is read as [0, 1] as both libraries read it:
-            ``float32(x) * 255`` clipped to [0, 255] and truncated (never wrapping), so an
-            int 0/1 mask is black and white; NaN is drawn as 0 with a
-            :class:`~npsummary.NonFiniteWarning`. Written as a ``Summary.Image`` (PNG), as
-            tensorboardX and torch write it.
+            ``float32(x) * 255`` clipped to [0, 255] and truncated, as torch does, so an
+            int 0/1 mask is black and white (the tensorboardX flavour: ``(x * 255.0)
+            .astype(uint8)`` as tensorboardX, so values outside [0, 1] wrap around); NaN is
+            drawn as 0 with a :class:`~npsummary.NonFiniteWarning`. Written as a
+            ``Summary.Image`` (PNG), as tensorboardX and torch write it.
           global_step: step; default: the step given to :meth:`set_step`.
           walltime: seconds since the epoch; default: now.
           dataformats: axis letters, ``'CHW'`` (default, torch), ``'HWC'``, ``'HW'`` or any
@@ -254,5 +255,6 @@ class ImageMethods(TbxWriterBase):
         writer = self._get_writer()
         note = check_text(description, "description", tag=tag)
         nan_report = writer.check_nonfinite.nan_pixels
-        value = pixels_value(tag, hwc, nan_report, description=note, rgb=rgb)
+        wrap = self.flavour == "tensorboardX"
+        value = pixels_value(tag, hwc, nan_report, description=note, rgb=rgb, wrap=wrap)
         writer.write_values([value], step, wall)

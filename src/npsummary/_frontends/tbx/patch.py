@@ -11,6 +11,7 @@ replaced.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import threading
@@ -54,6 +55,26 @@ _BUILDER_MODULES = (
 _OWN_PACKAGES = ("tensorboardX", "torch", "npsummary")
 
 
+def _returning_their_class(ours: Any, summary_class: Any) -> Any:
+    """``ours`` returning the library's own ``Summary`` class (``tensorboardX.proto`` or
+    TensorBoard's ``compat.proto``) instead of npsummary's, so code that compares or combines
+    the result with the library's messages sees the type it expects. Only the patched names
+    get these wrappers; :mod:`npsummary.torch_summary` and :mod:`npsummary.tensorboardx_summary`
+    keep returning npsummary's class."""
+    if not isinstance(summary_class, type) or not hasattr(summary_class, "FromString"):
+        return ours
+
+    @functools.wraps(ours)
+    def builder(*args: Any, **kwargs: Any) -> Any:
+        result = ours(*args, **kwargs)
+        if isinstance(result, tuple):  # hparams: (experiment, session start, session end)
+            return tuple(summary_class.FromString(part.SerializeToString()) for part in result)
+        return summary_class.FromString(result.SerializeToString())
+
+    builder.__npsummary_builder__ = True  # type: ignore[attr-defined]
+    return builder
+
+
 def _patch_builders() -> list[str]:
     """Bind npsummary's builders on the libraries' summary modules and wherever another module
     imported those functions (``from torch.utils.tensorboard.summary import hparams``)."""
@@ -70,10 +91,14 @@ def _patch_builders() -> list[str]:
             from .global_writer import GlobalSummaryWriter
 
             table = {"GlobalSummaryWriter": GlobalSummaryWriter}
+        else:
+            summary_class = source.__dict__.get("Summary")
+            table = {name: _returning_their_class(f, summary_class) for name, f in table.items()}
         replacements = {}  # id(original) -> (original, ours)
         for name, ours in table.items():
             original = source.__dict__.get(name)
-            if callable(original) and original is not ours:
+            already = original is ours or getattr(original, "__npsummary_builder__", False)
+            if callable(original) and not already:
                 replacements[id(original)] = (original, ours)
                 _replaced.append((source, name, original))
                 setattr(source, name, ours)
@@ -99,9 +124,11 @@ def patch() -> list[str]:
     tensorboardX's to :class:`npsummary.TensorboardXSummaryWriter`.
 
     The module-level builders of ``tensorboardX.summary`` and ``torch.utils.tensorboard.summary``
-    (``scalar``, ``histogram``, ``image``, ``hparams``, ...) are replaced by those of
-    :mod:`npsummary.tensorboardx_summary` and :mod:`npsummary.torch_summary`, on those modules and
-    wherever another module imported them (the libraries' own modules keep theirs).
+    (``scalar``, ``histogram``, ``image``, ``hparams``, ``tensor_proto``, ...) are replaced by
+    those of :mod:`npsummary.tensorboardx_summary` and :mod:`npsummary.torch_summary`, on those
+    modules and wherever another module imported them (the libraries' own modules keep theirs);
+    patched, they return the library's own ``Summary`` class (the same fields, parsed from
+    npsummary's bytes), so ``==`` against the library's messages holds.
 
     Returns:
       The ``module.name`` names that now refer to npsummary's writers or builders by this call

@@ -358,7 +358,10 @@ class PluginMethods(TbxWriterBase):
         from ..._summaries.video import video_value
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
-        value = video_value(tag, vid_tensor, fps, dataformats, self._nan_report())
+        value = video_value(
+            tag, vid_tensor, fps, dataformats, self._nan_report(),
+            tensorboardx=self.flavour == "tensorboardX",
+        )  # fmt: skip
         self._get_writer().write_values([value], step, wall)
 
     def add_image_with_boxes(
@@ -401,8 +404,9 @@ class PluginMethods(TbxWriterBase):
             rescale, dataformats, labels = 1, rescale, dataformats
         tag, step, wall = self._resolve(tag, global_step, walltime)
         value = image_boxes_value(
-            tag, img_tensor, box_tensor, rescale, dataformats, labels, self._nan_report()
-        )
+            tag, img_tensor, box_tensor, rescale, dataformats, labels, self._nan_report(),
+            tensorboardx=self.flavour == "tensorboardX",
+        )  # fmt: skip
         self._get_writer().write_values([value], step, wall)
 
     def add_mesh(
