@@ -32,3 +32,21 @@ def test_writing_needs_no_optional_dependency(tmp_path: object) -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_first_writer_loads_only_the_crc32c_extension(tmp_path: object) -> None:
+    # `import crc32c` runs the package's __init__, which imports importlib.metadata, argparse,
+    # zipfile and email (~30 ms, several times npsummary's import); the records need only the
+    # C function, loaded from the package's extension module.
+    code = (
+        "import sys, npsummary\n"
+        f"w = npsummary.SummaryWriter({str(tmp_path)!r})\n"
+        "w.add_scalar('a', 1.0, 1); w.close()\n"
+        "from npsummary._format import record\n"
+        "assert record._crc32c_impl is not record._crc32c_python, 'no native CRC'\n"
+        "bad = sorted(m for m in ('crc32c', 'importlib.metadata', 'argparse', 'email', 'zipfile')"
+        " if m in sys.modules)\n"
+        "sys.exit(str(bad) if bad else 0)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
