@@ -34,6 +34,28 @@ def test_writing_needs_no_optional_dependency(tmp_path: object) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+# Modules a writer does not need at run time: the type aliases are for type checkers only
+# (numpy.typing costs ~0.5 ms to import), the tf.summary and v1 front ends load on first use.
+WRITER_ENTRY_POINTS = {
+    "from npsummary import SummaryWriter": ("npsummary._frontends.tf2", "npsummary.v1"),
+    "from npsummary import create_file_writer, scalar": ("npsummary._frontends.tbx",),
+    "import npsummary.v1": ("npsummary._frontends.tbx",),
+    "import npsummary.tensorboardx_summary, npsummary.torch_summary": (),
+}
+
+
+def test_writers_import_no_typing_only_module() -> None:
+    for statement, also_absent in WRITER_ENTRY_POINTS.items():
+        absent = ("numpy.typing", "npsummary._common.types", "google.protobuf", *also_absent)
+        code = (
+            f"import sys\n{statement}\n"
+            f"loaded = sorted(m for m in {absent!r} if m in sys.modules)\n"
+            "sys.exit(str(loaded) if loaded else 0)\n"
+        )
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert result.returncode == 0, (statement, result.stdout + result.stderr)
+
+
 def test_first_writer_loads_only_the_crc32c_extension(tmp_path: object) -> None:
     # `import crc32c` runs the package's __init__, which imports importlib.metadata, argparse,
     # zipfile and email (~30 ms, several times npsummary's import); the records need only the

@@ -5,7 +5,7 @@ other methods come from the mixins in this package."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._common.convert import (
     as_native_array,
@@ -13,15 +13,17 @@ from ..._common.convert import (
     check_text,
     to_float32_range,
 )
-from ..._common.types import ArrayLike, NonFinitePolicy, ScalarLike, StepLike
 from ..._core.event_writer import SinkOptions
-from ..._core.ranks import Ranks
 from ..._sinks.base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink
 from ..._summaries.nonfinite import check_policy
 from .attributes import COMET_DISABLED, AttributeMethods, check_tbx_options
 from .images import ImageMethods
 from .plugins import PluginMethods
 from .scalars import ScalarMethods
+
+if TYPE_CHECKING:
+    from ..._common.types import ArrayLike, NonFinitePolicy, ScalarLike, StepLike
+    from ..._core.ranks import Ranks
 
 __all__ = ["SummaryWriter"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,7 +21,6 @@ from ..._common.convert import (
 )
 from ..._common.errors import warn_user
 from ..._common.messages import message_bytes, parse_message
-from ..._common.types import ArrayLike, ScalarLike
 from ..._format.wire import encode_summary, legacy_scalar_value
 from ..._summaries.audio import audio_clips, legacy_audio_values
 from ..._summaries.histogram import tf1_histogram_value
@@ -32,6 +31,9 @@ from ..._summaries.text import string_array, text_value
 from ..context import state, v1_state
 from .description import SummaryDescription, get_summary_description
 from .file_writer import FileWriter
+
+if TYPE_CHECKING:
+    from ..._common.types import ArrayLike, ScalarLike
 
 # npsummary.v1 re-exports these, and adds the protobuf classes (Event, Summary, ...) lazily.
 __all__ = [
