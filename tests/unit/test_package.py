@@ -35,11 +35,12 @@ def test_writing_needs_no_optional_dependency(tmp_path: object) -> None:
 
 
 # Modules a writer does not need at run time: the type aliases are for type checkers only
-# (numpy.typing costs ~0.5 ms to import), the tf.summary and v1 front ends load on first use.
+# (numpy.typing costs ~0.5 ms to import), the tf.summary and v1 front ends load on first use,
+# and so do v1's builders of images, histograms, audio, text and tensors.
 WRITER_ENTRY_POINTS = {
     "from npsummary import SummaryWriter": ("npsummary._frontends.tf2", "npsummary.v1"),
     "from npsummary import create_file_writer, scalar": ("npsummary._frontends.tbx",),
-    "import npsummary.v1": ("npsummary._frontends.tbx",),
+    "import npsummary.v1": ("npsummary._frontends.tbx", "json", "npsummary._summaries.image"),
     "import npsummary.tensorboardx_summary, npsummary.torch_summary": (),
 }
 
