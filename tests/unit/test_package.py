@@ -73,3 +73,23 @@ def test_first_writer_loads_only_the_crc32c_extension(tmp_path: object) -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_version_is_answered_without_loading_the_commands() -> None:
+    # The commands' modules import NumPy: `npsummary --version` answers before loading them,
+    # with the text argparse's version action prints.
+    code = (
+        "import sys\n"
+        "from npsummary._cli import main\n"
+        "status = main(['--version'])\n"
+        "sys.exit(status or ('numpy' in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    from npsummary import __version__
+    from npsummary._cli import _parser
+
+    assert result.stdout == f"npsummary {__version__}\n"
+    assert _parser().format_help()  # the full parser still has the option
+    version = [a for a in _parser()._actions if "--version" in a.option_strings]
+    assert version and version[0].version == result.stdout.strip()
