@@ -15,7 +15,6 @@ from ..._common.convert import (
 )
 from ..._core.event_writer import SinkOptions
 from ..._sinks.base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink
-from ..._summaries.nonfinite import check_policy
 from .attributes import COMET_DISABLED, AttributeMethods, check_tbx_options
 from .images import ImageMethods
 from .plugins import PluginMethods
@@ -121,6 +120,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
             tag; nothing is written.
         """
         from ..._summaries.histogram import legacy_histogram_value, tensorboardx_histogram
+        from ..._summaries.nonfinite import check_policy
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
@@ -192,6 +192,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
           TypeError, ValueError: bad input, naming the tag.
         """
         from ..._summaries.histogram import tf2_histogram_value
+        from ..._summaries.nonfinite import check_policy
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
@@ -225,6 +226,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
           TypeError, ValueError: bad input, naming the tag.
         """
         from ..._summaries.histogram import variable_summaries
+        from ..._summaries.nonfinite import check_policy
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
