@@ -85,13 +85,12 @@ def side_by_side(trees: list[str], statement: str, runs: int) -> None:
     loaded: dict[str, int] = {}
     for attempt in range(runs + 1):
         for tree in trees:
-            out = subprocess.run(
-                [sys.executable, "-c", code],
-                capture_output=True,
-                text=True,
-                check=True,
-                env=_env(tree),
-            ).stdout.split()
+            done = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, env=_env(tree)
+            )
+            if done.returncode:
+                raise SystemExit(f"{tree}: {statement!r} failed:\n{done.stderr}")
+            out = done.stdout.split()
             if attempt:
                 wall[tree].append(float(out[0]) * 1e3)
                 cpu[tree].append(float(out[1]) * 1e3)
