@@ -122,6 +122,7 @@ TYPE_ALIASES = {
     "LogTarget",
     "NonFinitePolicy",
     "NormalizeMode",
+    "Ranks",
     "ScalarLike",
     "StepLike",
 }

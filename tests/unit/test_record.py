@@ -105,6 +105,33 @@ def test_pure_python_crc_equals_native(data: bytes) -> None:
     assert _record._crc32c_python(data) == crc32c.crc32c(data)
 
 
+def test_native_crc_is_loaded_without_running_the_crc32c_package(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The package's __init__ imports importlib.metadata and argparse (~30 ms): the first writer
+    # loads only its C extension.
+    import sys
+
+    monkeypatch.delitem(sys.modules, "crc32c")
+    function = _record._crc32c_extension()
+    assert function is not None
+    assert "crc32c" not in sys.modules
+    for data in (b"", b"123456789", GOLDEN_PAYLOAD, bytes(range(256)) * 9):
+        assert function(data) == crc32c.crc32c(data) == _record._crc32c_python(data)
+
+
+def test_an_imported_or_blocked_crc32c_package_is_used_as_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    assert _record._crc32c_extension() is None  # imported: `import crc32c` is free
+    monkeypatch.setattr(_record, "_crc32c_impl", None)
+    assert _record._load_crc32c() is crc32c.crc32c
+    monkeypatch.setitem(sys.modules, "crc32c", None)
+    assert _record._crc32c_extension() is None  # blocked: falls through to the fallbacks
+
+
 def test_pure_python_fallback_is_used_without_native_modules(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -23,8 +23,6 @@ from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 
-from .compat_errors import ScalarSequenceError, ScalarShapeError, ScalarTypeError
-
 __all__ = [
     "INT64_MAX",
     "INT64_MIN",
@@ -353,12 +351,16 @@ def to_float(value: Any, tag: str, name: str | None = None) -> float:
     if hasattr(value, "__array__") or isinstance(value, (list, tuple)):
         array = as_array(value, tag, name)
         if array.size != 1 and isinstance(value, (list, tuple)):
+            from .compat_errors import ScalarSequenceError  # error paths load it (import time)
+
             # torch's make_np refuses a list or tuple with NotImplementedError (skorch catches it)
             raise ScalarSequenceError(
                 f"{subject}: expected a real number, got a {type(value).__name__} of "
                 f"{array.size} values"
             )
         if array.size != 1:
+            from .compat_errors import ScalarShapeError
+
             raise ScalarShapeError(
                 f"{subject}: expected a scalar (a single value), "
                 f"got an array of shape {array.shape}"
@@ -375,6 +377,8 @@ def to_float(value: Any, tag: str, name: str | None = None) -> float:
             raise TypeError(f"{subject}: expected a real number, got {_describe(value)}") from exc
         except Exception as exc:  # a user's __float__ may raise anything
             raise _refused(subject, value, "a real number", exc) from exc
+    from .compat_errors import ScalarTypeError
+
     raise ScalarTypeError(f"{subject}: expected a real number, got {_describe(value)}")
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from types import TracebackType
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from .._common import messages as _messages
 from .._common.convert import check_filename_suffix, check_int, to_duration
@@ -24,8 +24,10 @@ from .._common.messages import check_event_size
 from .._format.wire import encode_event, encode_summary
 from .._sinks.base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink
 from .._sinks.file import FileSink
-from .._summaries.nonfinite import NonFiniteGuard
 from .._summaries.scalar import ScalarEncoder, SimpleScalarEncoder
+
+if TYPE_CHECKING:
+    from .._summaries.nonfinite import NonFiniteGuard
 
 __all__ = [
     "ClosingContext",
@@ -178,7 +180,18 @@ class EventWriter:
         self.plain_simple_scalars = self.simple_scalars.plain
         self.sink_write = sink.write
         self.children: dict[str, EventWriter] = {}
-        self.check_nonfinite = NonFiniteGuard()
+
+    @property
+    def check_nonfinite(self) -> NonFiniteGuard:
+        """The non-finite policy of this writer's histograms and images (warns once per tag)."""
+        guard: NonFiniteGuard | None = self.__dict__.get("_nonfinite")
+        if guard is None:
+            # Made on first use: scalars never need it, so its module does not load with the
+            # writers. setdefault is atomic: racing first calls share one guard.
+            from .._summaries.nonfinite import NonFiniteGuard
+
+            guard = self.__dict__.setdefault("_nonfinite", NonFiniteGuard())
+        return guard
 
     # Every event is checked against protobuf's 2 GiB limit here, before it is framed (builders
     # of big payloads, tensors and raw protos, check sooner, before encoding them).

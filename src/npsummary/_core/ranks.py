@@ -26,7 +26,7 @@ import inspect
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -47,7 +47,8 @@ __all__ = [
 RANK_VARIABLES = ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "JAX_PROCESS_INDEX")
 
 #: The ``ranks=`` argument: None (rank 0 writes the logdir), "all", or the ranks that write.
-Ranks = Literal["all"] | Iterable[int] | None
+#: A string, so that no typing object is built at import (the writers' signatures name it).
+Ranks: TypeAlias = 'Literal["all"] | Iterable[int] | None'
 
 
 def _torch_rank() -> int | None:

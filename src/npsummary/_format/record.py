@@ -21,7 +21,9 @@ import io
 import os
 import stat
 import struct
+import sys
 from collections.abc import Callable, Iterator
+from importlib.machinery import ExtensionFileLoader, PathFinder
 from itertools import chain
 from typing import BinaryIO
 
@@ -54,23 +56,48 @@ _crc32c_impl: Callable[[bytes], int] | None = None
 
 
 def _load_crc32c() -> Callable[[bytes], int]:
-    # Imported on first use: `import crc32c` costs ~30 ms (it pulls in importlib.metadata), which
-    # would triple the import time of npsummary.
+    # Loaded on first use, not at import: the first writer or reader pays it once.
     global _crc32c_impl
-    impl: Callable[[bytes], int]
-    try:
-        import crc32c
-
-        impl = crc32c.crc32c
-    except ImportError:  # pragma: no cover - crc32c is a declared dependency
+    impl = _crc32c_extension()
+    if impl is None:
         try:
-            import google_crc32c
+            import crc32c
 
-            impl = google_crc32c.value
-        except ImportError:
-            impl = _crc32c_python
+            impl = crc32c.crc32c
+        except ImportError:  # pragma: no cover - crc32c is a declared dependency
+            try:
+                import google_crc32c
+
+                impl = google_crc32c.value
+            except ImportError:
+                impl = _crc32c_python
     _crc32c_impl = impl
     return impl
+
+
+def _crc32c_extension() -> Callable[[bytes], int] | None:
+    """``crc32c.crc32c`` from the crc32c package's C extension, loaded without running the
+    package's ``__init__``; None if that is not possible (then ``import crc32c`` decides).
+
+    ``import crc32c`` also imports importlib.metadata, argparse, zipfile and the email package
+    (for its ``__version__`` and command line): ~30 ms here, several times npsummary's own
+    import, paid by the first writer of every script. The records need only the C function.
+    """
+    if "crc32c" in sys.modules:  # imported already (or blocked with None): use the package
+        return None
+    try:
+        package = PathFinder.find_spec("crc32c")  # finds the package, does not run it
+        if package is None or not package.submodule_search_locations:
+            return None
+        spec = PathFinder.find_spec("crc32c._crc32c", package.submodule_search_locations)
+        if spec is None or not isinstance(spec.loader, ExtensionFileLoader):
+            return None  # an older layout (a single top-level extension module)
+        module = spec.loader.create_module(spec)
+        spec.loader.exec_module(module)
+    except (ImportError, OSError):
+        return None
+    function = getattr(module, "crc32c", None)
+    return function if callable(function) else None
 
 
 def _make_table() -> list[int]:

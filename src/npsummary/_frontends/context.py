@@ -16,10 +16,12 @@ import contextlib
 import re
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._common.convert import check_tag, to_step
-from .._common.types import StepLike
+
+if TYPE_CHECKING:
+    from .._common.types import StepLike
 
 __all__ = [
     "get_step",

@@ -36,7 +36,7 @@ import threading
 import time
 from _queue import Empty, SimpleQueue
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["FLUSHER", "Busy", "Flusher", "busy", "install_exit_hooks", "run_deferred_signal"]
 
@@ -52,20 +52,23 @@ class Busy(threading.local):
 busy = Busy()
 
 
-class _File(Protocol):
-    """What the flusher needs of an event file (``_eventfile.EventFile``)."""
+if TYPE_CHECKING:  # for annotations only: building a Protocol class costs import time
+    from typing import Protocol
 
-    wake_sent: bool
-    deadline: float
-    deferred: Any
+    class _File(Protocol):
+        """What the flusher needs of an event file (``_eventfile.EventFile``)."""
 
-    def drain(self, *, fsync: bool) -> None: ...
+        wake_sent: bool
+        deadline: float
+        deferred: Any
 
-    def close(self) -> None: ...
+        def drain(self, *, fsync: bool) -> None: ...
 
-    def note_failure(self, exc: BaseException) -> None: ...
+        def close(self) -> None: ...
 
-    def reset_after_fork(self) -> None: ...
+        def note_failure(self, exc: BaseException) -> None: ...
+
+        def reset_after_fork(self) -> None: ...
 
 
 class Flusher:

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..._common.convert import INT64_MAX, INT64_MIN, check_tag, to_step, to_walltime
-from ..._common.types import StepLike
 from ..._core.event_writer import EventWriter, LogdirTarget, SinkOptions, WriterHandle
 from ..._core.ranks import RankGated
 from ..._sinks.base import EventSink, NullSink
 from ..._sinks.eventfile import hostname
 from .file_writer import MetadataDefaults
+
+if TYPE_CHECKING:
+    from ..._common.types import StepLike
 
 __all__ = ["TbxWriterBase"]
 

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..._common.compat_errors import MetadataMissingError, MetadataNestingError
 from ..._common.convert import to_step, to_walltime
 from ..._common.messages import message_bytes, parse_message
 from ..._format.wire import encode_event
@@ -32,6 +31,9 @@ class MetadataDefaults:
 
     @contextlib.contextmanager
     def use(self, global_step: Any, walltime: Any) -> Iterator[None]:
+        # The error classes load on an error (import time: a writer does not need them).
+        from ..._common.compat_errors import MetadataMissingError, MetadataNestingError
+
         if self.step is not None or self.walltime is not None:
             raise MetadataNestingError("use_metadata: default metadata is already set (nested use)")
         if global_step is None and walltime is None:

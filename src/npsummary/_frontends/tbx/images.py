@@ -3,13 +3,15 @@ feature maps. Every one ends in one image value built by :mod:`npsummary._summar
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..._common.convert import as_array, check_flag, check_int, check_text, tagged
-from ..._common.types import ArrayLike, DataFormats, KernelLayout, NormalizeMode, StepLike
 from .base import TbxWriterBase
+
+if TYPE_CHECKING:
+    from ..._common.types import ArrayLike, DataFormats, KernelLayout, NormalizeMode, StepLike
 
 __all__ = ["ImageMethods"]
 

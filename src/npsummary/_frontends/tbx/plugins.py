@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..._common.compat_errors import MarginChartError
 from ..._common.convert import check_tag
 from ..._core.event_writer import EventWriter, LogdirTarget
 from .base import TbxWriterBase
@@ -259,6 +258,8 @@ class PluginMethods(TbxWriterBase):
         category = check_tag(category, "add_custom_scalars_marginchart: category")
         title = check_tag(title, "add_custom_scalars_marginchart: title")
         if not isinstance(tags, (list, tuple)) or len(tags) != 3:
+            from ..._common.compat_errors import MarginChartError
+
             raise MarginChartError(f"add_custom_scalars_marginchart needs 3 tags, got {tags!r}")
         self.add_custom_scalars({category: {title: ["Margin", tags]}})
 

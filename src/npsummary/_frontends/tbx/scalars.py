@@ -10,15 +10,17 @@ reads a positional bool as torch's and a str as tensorboardX's.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..._common.convert import check_text, scalar_dict, to_float, to_float32_range
-from ..._common.types import ScalarLike, StepLike
 from ..._core.event_writer import EventWriter, subrun_name
 from ..._summaries.scalar import FLOAT32_OVERFLOW, PACKED_STEP_LIMIT, torch_scalar_value
 from .base import TbxWriterBase
+
+if TYPE_CHECKING:
+    from ..._common.types import ScalarLike, StepLike
 
 __all__ = ["ScalarMethods"]
 

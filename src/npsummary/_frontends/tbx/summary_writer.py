@@ -5,7 +5,7 @@ other methods come from the mixins in this package."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._common.convert import (
     as_native_array,
@@ -13,15 +13,16 @@ from ..._common.convert import (
     check_text,
     to_float32_range,
 )
-from ..._common.types import ArrayLike, NonFinitePolicy, ScalarLike, StepLike
 from ..._core.event_writer import SinkOptions
-from ..._core.ranks import Ranks
 from ..._sinks.base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, EventSink
-from ..._summaries.nonfinite import check_policy
 from .attributes import COMET_DISABLED, AttributeMethods, check_tbx_options
 from .images import ImageMethods
 from .plugins import PluginMethods
 from .scalars import ScalarMethods
+
+if TYPE_CHECKING:
+    from ..._common.types import ArrayLike, NonFinitePolicy, ScalarLike, StepLike
+    from ..._core.ranks import Ranks
 
 __all__ = ["SummaryWriter"]
 
@@ -119,6 +120,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
             tag; nothing is written.
         """
         from ..._summaries.histogram import legacy_histogram_value, tensorboardx_histogram
+        from ..._summaries.nonfinite import check_policy
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
@@ -190,6 +192,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
           TypeError, ValueError: bad input, naming the tag.
         """
         from ..._summaries.histogram import tf2_histogram_value
+        from ..._summaries.nonfinite import check_policy
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
@@ -223,6 +226,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
           TypeError, ValueError: bad input, naming the tag.
         """
         from ..._summaries.histogram import variable_summaries
+        from ..._summaries.nonfinite import check_policy
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)

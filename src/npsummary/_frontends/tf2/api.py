@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,7 +32,6 @@ from ..._common.convert import (
     to_step,
 )
 from ..._common.messages import check_event_size, message_bytes, parse_message
-from ..._common.types import ArrayLike, ScalarLike, StepLike
 from ..._core.event_writer import EventWriter
 from ..._summaries.metadata import metadata_message
 from ..._summaries.scalar import FLOAT32_OVERFLOW, PACKED_STEP_LIMIT
@@ -47,6 +46,9 @@ from ..context import (
     state,
     summary_scope,
 )
+
+if TYPE_CHECKING:
+    from ..._common.types import ArrayLike, ScalarLike, StepLike
 
 __all__ = [
     "audio",

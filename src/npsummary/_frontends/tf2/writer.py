@@ -13,14 +13,17 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._common.convert import to_step
-from ..._common.types import StepLike
 from ..._core.event_writer import EventWriter, LogdirTarget, SinkOptions, WriterHandle
-from ..._core.ranks import Ranks, rank_run
+from ..._core.ranks import rank_run
 from ..._sinks.base import EventSink
 from ..context import state
+
+if TYPE_CHECKING:
+    from ..._common.types import StepLike
+    from ..._core.ranks import Ranks
 
 __all__ = [
     "NoopSummaryWriter",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,17 +21,14 @@ from ..._common.convert import (
 )
 from ..._common.errors import warn_user
 from ..._common.messages import message_bytes, parse_message
-from ..._common.types import ArrayLike, ScalarLike
 from ..._format.wire import encode_summary, legacy_scalar_value
-from ..._summaries.audio import audio_clips, legacy_audio_values
-from ..._summaries.histogram import tf1_histogram_value
-from ..._summaries.image import tf1_image_values
 from ..._summaries.metadata import metadata_message
-from ..._summaries.tensor import as_tensor_array, tensor_bytes, tensor_value
-from ..._summaries.text import string_array, text_value
 from ..context import state, v1_state
 from .description import SummaryDescription, get_summary_description
 from .file_writer import FileWriter
+
+if TYPE_CHECKING:
+    from ..._common.types import ArrayLike, ScalarLike
 
 # npsummary.v1 re-exports these, and adds the protobuf classes (Event, Summary, ...) lazily.
 __all__ = [
@@ -175,6 +172,9 @@ def histogram(
 ) -> bytes:
     """``tf.compat.v1.summary.histogram``: a legacy ``HistogramProto`` with TF1's buckets
     (NaN or infinite values raise ``ValueError``, as the TF1 op fails)."""
+    # Each kind's builder loads with its first call: importing v1 stays light.
+    from ..._summaries.histogram import tf1_histogram_value
+
     tag = _summary_tag(name, family)
     value, nonfinite = tf1_histogram_value(tag, values)
     if nonfinite.nan:
@@ -193,6 +193,8 @@ def image(
 ) -> bytes:
     """``tf.compat.v1.summary.image``: one PNG ``Summary.Image`` per image of ``[k, h, w, c]``
     (c = 1, 3 or 4). uint8 is stored as is; floats are normalised per image as TF1 does."""
+    from ..._summaries.image import tf1_image_values
+
     tag = _summary_tag(name, family)
     return _collect(encode_summary(tf1_image_values(tag, tensor, max_outputs)), collections, tag)
 
@@ -208,6 +210,8 @@ def audio(
     """``tf.compat.v1.summary.audio``: one WAV ``Summary.Audio`` per clip of ``[k, t, c]`` or
     ``[k, t]`` floats in ``[-1, 1]``; ``sample_rate`` in Hz (a number >= 1, read as float as
     TF1's op does)."""
+    from ..._summaries.audio import audio_clips, legacy_audio_values
+
     tag = _summary_tag(name, family)
     array = as_array(tensor, tag)
     if array.ndim == 2:
@@ -223,6 +227,8 @@ def audio(
 
 def text(name: str, tensor: ArrayLike, collections: Iterable[str] | None = None) -> bytes:
     """``tf.compat.v1.summary.text``: a string tensor of any shape with text metadata."""
+    from ..._summaries.text import string_array, text_value
+
     tag = _summary_tag(name)
     return _collect(_one_value(text_value(tag, string_array(tensor, tag))), collections, tag)
 
@@ -238,6 +244,8 @@ def tensor_summary(
 ) -> bytes:
     """``tf.compat.v1.summary.tensor_summary``: any tensor with the given ``SummaryMetadata``
     (a proto or its serialized bytes)."""
+    from ..._summaries.tensor import as_tensor_array, tensor_bytes, tensor_value
+
     tag = _summary_tag(name, family)
     if summary_metadata is None:
         from ... import proto

@@ -10,7 +10,6 @@ which are read with a minimal wire-format reader (npsummary ships no ``NodeDef``
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
 
 __all__ = ["SummaryDescription", "get_summary_description"]
@@ -57,6 +56,8 @@ def get_summary_description(node_def: Any) -> SummaryDescription:
 
 
 def _parse_description(raw: bytes | str) -> SummaryDescription:
+    import json  # ~1 ms to import, for a rarely used function
+
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         fields = json.loads(text)

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._common.convert import check_tag, to_step
 from ..._common.errors import warn_user
 from ..._common.messages import check_event_size, message_bytes, parse_message
-from ..._common.types import StepLike
 from ..._core.event_writer import ClosingContext, EventWriter, LogdirTarget, SinkOptions
-from ..._core.ranks import RankGated, Ranks
+from ..._core.ranks import RankGated
 from ..._sinks.base import DEFAULT_MAX_QUEUE, EventSink
 from ..context import v1_state
+
+if TYPE_CHECKING:
+    from ..._common.types import StepLike
+    from ..._core.ranks import Ranks
 
 __all__ = ["FileWriter"]
 
