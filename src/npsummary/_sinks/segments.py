@@ -40,7 +40,7 @@ from .._common.convert import check_filename_suffix
 from .._common.errors import EventWriteError
 from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_PENDING_BYTES
 from .flusher import busy, run_deferred_signal
-from .location import Location
+from .location import RunDirectory, open_location
 from .segment_state import DEFAULT_SEGMENT_BYTES, FRAMING, UPLOADER, SegmentState
 from .threaded import ThreadedSink
 
@@ -51,7 +51,8 @@ class SegmentSink(ThreadedSink):
     """An :class:`EventSink` writing a run to a URL as a sequence of segment files.
 
     Args:
-      url: run directory as an fsspec URL (``s3://bucket/run``, ``memory://run``).
+      url: run directory as an fsspec URL (``s3://bucket/run``, ``memory://run``); an ``s3://``
+        URL is written through boto3 where s3fs is missing and boto3 is installed.
       filename_suffix: appended to every segment name verbatim.
       flush_secs: longest time a logged record waits before its segment is uploaded.
       segment_bytes: open records that make a segment full and upload it at once.
@@ -60,7 +61,8 @@ class SegmentSink(ThreadedSink):
         ``s3fs.S3FileSystem(profile="ml")``); ``url`` is then a path or URL on it.
 
     Raises:
-      ImportError: fsspec, or the package of the URL's protocol, is missing (named).
+      ImportError: fsspec, or the package of the URL's protocol, is missing (named; for
+        ``s3://``, neither s3fs nor boto3 is installed).
       EventWriteError: the first segment could not be uploaded (the URL is named).
     """
 
@@ -80,10 +82,10 @@ class SegmentSink(ThreadedSink):
         if segment_bytes < 1:
             raise ValueError(f"segment_bytes must be >= 1, got {segment_bytes}")
         options = (filename_suffix, flush_secs, segment_bytes, max_pending_bytes)
-        self._setup(Location(url, filesystem, given=filesystem is not None), options)
+        self._setup(open_location(url, filesystem), options)
         self._upload_header()
 
-    def _setup(self, location: Location, options: tuple[str, float, int, int]) -> None:
+    def _setup(self, location: RunDirectory, options: tuple[str, float, int, int]) -> None:
         suffix, flush_secs, segment_bytes, max_pending_bytes = options
         self._options = options
         self._state: SegmentState = SegmentState(
