@@ -14,7 +14,8 @@ projector's files use either one alike) and stores the same objects under the sa
 * boto3 is imported when the first such run is opened, never by ``import npsummary``; each run
   has its own client (created by the first call that needs it, again after ``fork()``), shared by
   its sub-runs and the projector's folders under it. A new client per run also means that a
-  client never outlives the program's S3 configuration (or a test's mock of it).
+  client never outlives the program's S3 configuration (or a test's mock of it); only the parsed
+  service model is kept across runs.
 
 Failures are ``OSError``s naming the object's URL: ``FileNotFoundError`` for a missing bucket or
 key, ``PermissionError`` for a refusal, ``FileExistsError`` for a taken name, ``OSError`` else.
@@ -26,7 +27,7 @@ import errno
 import os
 from typing import Any
 
-__all__ = ["S3Location", "split_s3_url"]
+__all__ = ["S3Location", "connect", "os_error", "split_s3_url"]
 
 #: S3 error codes and HTTP statuses read as "no such bucket or key".
 _MISSING = frozenset({"NoSuchKey", "NoSuchBucket", "404", "NotFound"})
@@ -51,6 +52,27 @@ def split_s3_url(url: str) -> tuple[str, str]:
     return bucket, prefix.strip("/")
 
 
+#: botocore's parsed service models, shared by the sessions of every run (a new session per run
+#: keeps credentials and configuration fresh; parsing the S3 model again would cost ~0.3 s).
+_LOADER: Any = None
+
+
+def connect() -> Any:
+    """A new S3 client: ``S3_ENDPOINT`` if set (as tensorboardX and TensorBoard), else boto3's
+    own configuration. Built on a session of its own (a session is not safe to share across
+    threads); boto3's clients are botocore's, so botocore (installed with boto3) builds it."""
+    global _LOADER
+    import botocore.session
+
+    session = botocore.session.get_session()
+    if _LOADER is None:
+        _LOADER = session.get_component("data_loader")
+    else:
+        session.register_component("data_loader", _LOADER)
+    endpoint = os.environ.get("S3_ENDPOINT") or None
+    return session.create_client("s3", endpoint_url=endpoint)
+
+
 class _Client:
     """The boto3 client of one run and its sub-runs; made on first use, dropped at fork."""
 
@@ -63,11 +85,7 @@ class _Client:
     def get(self) -> Any:
         client = self.client
         if client is None:
-            # A session of its own: boto3's default session is not safe to share across threads.
-            import boto3
-
-            endpoint = os.environ.get("S3_ENDPOINT") or None
-            client = boto3.session.Session().client("s3", endpoint_url=endpoint)
+            client = connect()
             self.client = client  # two threads may both build one: either is fine
         return client
 
@@ -92,7 +110,7 @@ def _statuses(exc: BaseException) -> set[str]:
     return {str(error.get("Code") or ""), str(status or "")} - {""}
 
 
-def _os_error(exc: BaseException, url: str) -> OSError:
+def os_error(exc: BaseException, url: str) -> OSError:
     """``exc`` (a botocore error) as the OSError of the same meaning, naming ``url``."""
     codes = _statuses(exc)
     if codes & _MISSING:
@@ -128,7 +146,7 @@ class S3Location:
         try:
             client.put_object(Bucket=self._bucket, Key=self._key(name), Body=data)
         except Exception as exc:
-            raise _os_error(exc, self.url_of(name)) from exc
+            raise os_error(exc, self.url_of(name)) from exc
 
     def read(self, name: str) -> bytes | None:
         """The bytes of the object ``name``, or None if there is none."""
@@ -137,7 +155,7 @@ class S3Location:
             answer = client.get_object(Bucket=self._bucket, Key=self._key(name))
             return bytes(answer["Body"].read())
         except Exception as exc:
-            error = _os_error(exc, self.url_of(name))
+            error = os_error(exc, self.url_of(name))
             if isinstance(error, FileNotFoundError) and "NoSuchBucket" not in _statuses(exc):
                 return None
             raise error from exc
@@ -157,7 +175,7 @@ class S3Location:
                     if name:  # not the folder's own marker object
                         names.append(name)
         except Exception as exc:
-            raise _os_error(exc, self.url) from exc
+            raise os_error(exc, self.url) from exc
         return sorted(names)
 
     def put(self, name: str, data: bytes) -> None:
@@ -182,7 +200,7 @@ class S3Location:
         except OSError:
             raise
         except Exception as exc:
-            raise _os_error(exc, self.url_of(name)) from exc
+            raise os_error(exc, self.url_of(name)) from exc
 
     def _exists(self, client: Any, key: str) -> bool:
         try:

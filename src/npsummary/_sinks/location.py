@@ -18,7 +18,7 @@ import importlib
 import inspect
 from typing import Any, Protocol
 
-__all__ = ["Location", "RunDirectory", "open_location", "protocols_of"]
+__all__ = ["Location", "RunDirectory", "open_location", "protocols_of", "through_boto3"]
 
 
 class RunDirectory(Protocol):
@@ -43,7 +43,7 @@ def open_location(url: str, filesystem: Any = None) -> RunDirectory:
       ImportError: neither way is installed (the packages to install are named).
       ValueError: the URL is malformed or fsspec knows no filesystem for its protocol.
     """
-    if filesystem is None and _through_boto3(url):
+    if filesystem is None and through_boto3(url):
         from .boto_s3 import S3Location
 
         return S3Location(url)
@@ -58,7 +58,7 @@ def _importable(name: str) -> bool:
     return True
 
 
-def _through_boto3(url: str) -> bool:
+def through_boto3(url: str) -> bool:
     """Whether ``url`` is written through boto3: a plain ``s3://`` URL (not chained), s3fs
     missing (or unusable) and boto3 installed."""
     if url.partition("://")[0].lower() != "s3" or _importable("s3fs"):
