@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -357,3 +358,30 @@ def test_a_sink_dropped_without_close_is_uploaded_by_the_uploader(s3: Any) -> No
     del sink
     gc.collect()  # the finalizer only hands the state to the uploader: no lock, no I/O
     assert wait_for(lambda: _payloads(_objects(s3, prefix)) == [b"dropped"], timeout=30)
+
+
+def test_boto3_alone_is_enough(s3: Any) -> None:
+    """A tensorboardX user's environment: boto3, neither s3fs nor fsspec (hidden in a child)."""
+    code = r"""
+import sys
+sys.modules["s3fs"] = None
+sys.modules["fsspec"] = None
+import boto3, moto, numpy as np
+mock = getattr(moto, "mock_s3", None) or getattr(moto, "mock_aws")
+with mock():
+    boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="alone")
+    from npsummary import SummaryWriter, reader
+    with SummaryWriter("s3://alone/run") as writer:
+        writer.add_scalar("loss", 0.5, 1)
+        writer.add_embedding(np.eye(2), metadata=["a", "b"], tag="emb")
+    ((_, series),) = reader.scalars("s3://alone/run").items()
+    assert series.values.tolist() == [0.5], series
+    keys = {o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket="alone")["Contents"]}
+    assert "run/00000/emb/tensors.tsv" in keys and "run/projector_config.pbtxt" in keys, keys
+    assert sys.modules["fsspec"] is None
+print("ok")
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
