@@ -10,6 +10,7 @@ without it installed. Skipped where boto3 or moto is missing; CI's stage 50 inst
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import re
 import subprocess
@@ -118,7 +119,7 @@ def test_s3_urls_without_s3fs_go_through_boto3_and_nothing_else_does(
     with pytest.raises(ImportError, match="s3fs"):  # chained: fsspec's own, which needs s3fs
         open_location(f"simplecache::s3://{BUCKET}/run")
     monkeypatch.delitem(sys.modules, "s3fs")
-    if pytest.importorskip("importlib").util.find_spec("s3fs") is not None:
+    if importlib.util.find_spec("s3fs") is not None:
         assert isinstance(open_location(f"s3://{BUCKET}/run"), Location)  # s3fs preferred
 
 

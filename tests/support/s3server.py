@@ -315,8 +315,8 @@ def boto3_stack() -> Iterator[tuple[MotoServer, FaultProxy]]:
     what finds the server), one attempt per request (npsummary retries), s3fs hidden from
     imports while the stack is up (``sys.modules["s3fs"] = None``; child processes hide it
     themselves)."""
-    boto3 = pytest.importorskip("boto3", reason="the boto3 S3 tests need boto3")
-    pytest.importorskip("moto", reason="the boto3 S3 tests need moto[server]")
+    boto3 = pytest.importorskip("boto3", reason="S3 tests need boto3 (or s3fs) and moto[server]")
+    pytest.importorskip("moto", reason="S3 tests need moto[server]")
     server = MotoServer()
     proxy = FaultProxy(server.port)
     environment = s3_environment(proxy.endpoint)
