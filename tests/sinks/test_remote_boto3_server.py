@@ -25,6 +25,9 @@ from s3server import BUCKET, HIDE_S3FS, FaultProxy, MotoServer, boto3_stack, lis
 
 pytestmark = pytest.mark.remote
 
+pytest.importorskip("boto3", reason="the boto3 S3 tests need boto3 and moto[server]")
+pytest.importorskip("moto", reason="the boto3 S3 tests need moto[server]")
+
 WALL0 = 1_700_000_000.0
 GRAY = np.arange(48, dtype=np.uint8).reshape(6, 8) * 5
 
