@@ -19,8 +19,9 @@ returns to an earlier one; segments are therefore also uploaded strictly in orde
 * Names are unique without relying on PIDs (containers on one host share them): the random part
   is drawn for each writer (again after ``fork()``). An upload never replaces an existing object:
   it is a conditional put where fsspec offers one (``pipe_file(mode="create")``), else a check
-  first. If the name is taken by other bytes, this writer's waiting segments get a new stem
-  (sorting after its earlier ones) and are uploaded under it.
+  first (through boto3 alone: both, for S3-compatible servers that ignore the condition). If the
+  name is taken by other bytes, this writer's waiting segments get a new stem (sorting after its
+  earlier ones) and are uploaded under it.
 * A failed upload is retried with the same name and the same bytes (a retry after a lost response
   finds its own object and counts it as uploaded, never duplicates), with exponential backoff in
   the background and at every ``flush()``. Segments wait, in order, up to
