@@ -385,3 +385,31 @@ print("ok")
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_the_reader_on_s3_counts_what_a_local_read_counts(s3: Any, tmp_path: Any) -> None:
+    """The same bytes, on S3 (read through boto3) and on disk: the same events and counts."""
+    prefix = _prefix()
+    local = tmp_path / "logs"
+    with SummaryWriter(str(local / "a"), flush_secs=3600) as writer:
+        for step in range(5):
+            writer.add_scalar("loss", float(step), step, walltime=WALL0 + step)
+    (event_file,) = (local / "a").iterdir()
+    torn = event_file.read_bytes()[:-7]  # a torn tail: the last record cut short
+    (local / "b").mkdir()
+    (local / "b" / event_file.name).write_bytes(torn)
+    for run in ("a", "b"):
+        for path in (local / run).iterdir():
+            s3.put_object(Bucket=BUCKET, Key=f"{prefix}/{run}/{path.name}", Body=path.read_bytes())
+    url = f"s3://{BUCKET}/{prefix}"
+
+    def read(where: str) -> tuple[list[bytes], tuple[int, ...]]:
+        stats = reader.ReadStats()
+        events = [e.SerializeToString() for e in reader.events(where, stats=stats)]
+        return events, (stats.files, stats.records, stats.bytes, stats.torn_tails)
+
+    assert read(url) == read(str(local))
+    assert read(url)[1] == (2, 11, 2 * len(torn) + 7, 1)
+    assert read(f"{url}/a/{event_file.name}") == read(str(event_file))  # one file
+    with pytest.raises(FileNotFoundError):
+        list(reader.events(f"{url}/missing"))
