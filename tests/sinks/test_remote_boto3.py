@@ -277,6 +277,32 @@ def test_a_put_whose_answer_was_lost_is_not_repeated(s3: Any) -> None:
     assert location.read("a") == b"bytes" and location.read("missing") is None
 
 
+def test_write_only_credentials_still_upload(s3: Any) -> None:
+    """A policy that allows PutObject but not GetObject: the check before a put is refused
+    (403) and skipped; the upload goes through, as tensorboardX's would."""
+    from botocore.exceptions import ClientError
+
+    from npsummary._sinks.boto_s3 import S3Location
+
+    class WriteOnly:
+        def __init__(self, client: Any) -> None:
+            self._client = client
+
+        def head_object(self, **kwargs: Any) -> Any:
+            error = {"Error": {"Code": "403", "Message": "Forbidden"}}
+            error["ResponseMetadata"] = {"HTTPStatusCode": 403}  # type: ignore[dict-item]
+            raise ClientError(error, "HeadObject")  # type: ignore[arg-type]
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._client, name)
+
+    prefix = _prefix()
+    location = S3Location(f"s3://{BUCKET}/{prefix}")
+    location._client.client = WriteOnly(location._client.get())
+    location.put("segment", b"bytes")
+    assert _objects(s3, prefix) == {"segment": b"bytes"}
+
+
 class _Flaky:
     """A boto3 client whose writes fail while ``failing`` (an S3 503), else pass through."""
 

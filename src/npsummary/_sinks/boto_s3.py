@@ -209,6 +209,8 @@ class S3Location:
             codes = _statuses(exc)
             if codes & _MISSING and "NoSuchBucket" not in codes:
                 return False
+            if codes & _REFUSED:  # write-only credentials: the conditional put still guards
+                return False
             raise
         return True
 
