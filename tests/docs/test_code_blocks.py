@@ -6,7 +6,8 @@ directory holding a link to the repository's ``examples/``, as docs/guide/index.
 reader. A block is preceded by a marker when it needs more than this directory:
 
 * ``<!-- docs-test: s3 — reason -->``: runs on its own against a local S3 server (moto) holding
-  the bucket ``my-bucket``, where moto and s3fs are installed (.ci/stages/50-remote.sh);
+  the bucket ``my-bucket``, where moto and s3fs (or moto and boto3, then through boto3 alone)
+  are installed (.ci/stages/50-remote.sh);
 * ``<!-- docs-test: torchrun — reason -->``: a script whose first line says
   ``run with: torchrun ...``; saved under that name and run so, where torch is installed;
 * ``<!-- docs-test: skip — reason -->``: not run (it installs packages or starts a server); the
@@ -154,9 +155,13 @@ def _block_id(block: Block) -> str:
 def test_s3_block_runs_against_a_local_server(
     block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from s3server import s3_stack
+    import importlib.util
 
-    with s3_stack() as (server, _):
+    from s3server import boto3_stack, s3_stack
+
+    # Through s3fs where it is installed, else through boto3 alone (S3_ENDPOINT).
+    stack = s3_stack if importlib.util.find_spec("s3fs") is not None else boto3_stack
+    with stack() as (server, _):
         import boto3
 
         boto3.client("s3", endpoint_url=server.endpoint).create_bucket(Bucket=S3_BUCKET)

@@ -306,3 +306,48 @@ def list_objects(endpoint: str, prefix: str) -> dict[str, bytes]:
             body = client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
             out[item["Key"]] = body
     return out
+
+
+@contextmanager
+def boto3_stack() -> Iterator[tuple[MotoServer, FaultProxy]]:
+    """moto behind the proxy for the boto3 way (no s3fs): the endpoint given as ``S3_ENDPOINT``
+    only (as tensorboardX and TensorBoard read it; ``AWS_ENDPOINT_URL`` unset, so the variable is
+    what finds the server), one attempt per request (npsummary retries), s3fs hidden from
+    imports while the stack is up (``sys.modules["s3fs"] = None``; child processes hide it
+    themselves)."""
+    boto3 = pytest.importorskip("boto3", reason="S3 tests need boto3 (or s3fs) and moto[server]")
+    pytest.importorskip("moto", reason="S3 tests need moto[server]")
+    server = MotoServer()
+    proxy = FaultProxy(server.port)
+    environment = s3_environment(proxy.endpoint)
+    del environment["AWS_ENDPOINT_URL"]
+    environment["AWS_MAX_ATTEMPTS"] = "1"
+    environment["AWS_RETRY_MODE"] = "standard"
+    names = [*environment, "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE"]
+    saved_env = {k: os.environ.get(k) for k in names}
+    saved_s3fs = sys.modules.get("s3fs", _ABSENT)
+    try:
+        for name in names:
+            os.environ.pop(name, None)
+        os.environ.update(environment)
+        sys.modules["s3fs"] = None  # type: ignore[assignment]
+        boto3.client("s3", endpoint_url=server.endpoint).create_bucket(Bucket=BUCKET)
+        yield server, proxy
+    finally:
+        proxy.stop()
+        server.stop()
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        if saved_s3fs is _ABSENT:
+            sys.modules.pop("s3fs", None)
+        else:
+            sys.modules["s3fs"] = saved_s3fs  # type: ignore[assignment]
+
+
+_ABSENT: Any = object()
+
+#: The first lines of a child process that must write with boto3 even where s3fs is installed.
+HIDE_S3FS = "import sys\nsys.modules['s3fs'] = None\n"

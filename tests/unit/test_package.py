@@ -5,7 +5,19 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("torch", "tensorflow", "jax", "PIL", "matplotlib", "pandas", "pyarrow", "fsspec")
+HEAVY = (
+    "torch",
+    "tensorflow",
+    "jax",
+    "PIL",
+    "matplotlib",
+    "pandas",
+    "pyarrow",
+    "fsspec",
+    "boto3",
+    "botocore",
+    "s3fs",
+)
 
 
 def test_import_loads_no_heavy_or_optional_dependency() -> None:

@@ -3,15 +3,73 @@
 fsspec is imported only when such a URL is opened; a missing protocol package is named in the
 ``ImportError``. Which strings are URLs is :func:`npsummary._common.urls.is_url`; which sink a URL
 gets is :func:`npsummary._sinks.open_url.open_url_sink`.
+
+:func:`open_location` is the one place that picks how a URL is written: through fsspec, except an
+``s3://`` URL where s3fs is not importable but boto3 is, which goes through boto3
+(:class:`~npsummary._sinks.boto_s3.S3Location`), as tensorboardX and TensorBoard write S3. Both
+store the same objects under the same names; :class:`RunDirectory` is what the segment sink and
+the projector's files use of either.
 """
 
 from __future__ import annotations
 
 import errno
+import importlib
 import inspect
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["Location", "protocols_of"]
+__all__ = ["Location", "RunDirectory", "open_location", "protocols_of", "through_boto3"]
+
+
+class RunDirectory(Protocol):
+    """A run directory on an object store (or a filesystem), as the remote sinks use it."""
+
+    url: str
+
+    def child(self, name: str) -> RunDirectory: ...
+    def url_of(self, name: str) -> str: ...
+    def replace(self, name: str, data: bytes) -> None: ...
+    def read(self, name: str) -> bytes | None: ...
+    def names(self) -> list[str]: ...
+    def put(self, name: str, data: bytes) -> None: ...
+    def reset_after_fork(self) -> None: ...
+
+
+def open_location(url: str, filesystem: Any = None) -> RunDirectory:
+    """The run directory ``url`` names: on ``filesystem`` if given, else through fsspec, or
+    through boto3 for an ``s3://`` URL where s3fs is missing and boto3 is installed.
+
+    Raises:
+      ImportError: neither way is installed (the packages to install are named).
+      ValueError: the URL is malformed or fsspec knows no filesystem for its protocol.
+    """
+    if filesystem is None and through_boto3(url):
+        from .boto_s3 import S3Location
+
+        return S3Location(url)
+    return Location(url, filesystem, given=filesystem is not None)
+
+
+def _importable(name: str) -> bool:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
+
+
+def through_boto3(url: str) -> bool:
+    """Whether ``url`` is written through boto3: a plain ``s3://`` URL (not chained), s3fs
+    missing (or unusable) and boto3 installed."""
+    if url.partition("://")[0].lower() != "s3" or _importable("s3fs"):
+        return False
+    if not _importable("boto3"):
+        raise ImportError(
+            f"logdir {url!r} is on S3 and needs s3fs (pip install 'npsummary[remote]' s3fs) "
+            "or boto3 (pip install boto3)"
+        )
+    return True
+
 
 #: Filesystems without directories: writing an object creates its "folder".
 _OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"})

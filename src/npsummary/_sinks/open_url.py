@@ -1,5 +1,6 @@
 """The sink for a logdir given as a URL: any URL that fsspec knows (``s3://``, ``gs://``,
-``az://``, ``memory://``, chained ``a::b://``) is a logdir. ``file://`` URLs keep one appended
+``az://``, ``memory://``, chained ``a::b://``) is a logdir, and ``s3://`` also where only boto3 is
+installed (:func:`~npsummary._sinks.location.open_location`). ``file://`` URLs keep one appended
 file (:class:`~npsummary.FileSink`); every other one is written as segments
 (:class:`~npsummary.SegmentSink`), since object stores cannot append."""
 

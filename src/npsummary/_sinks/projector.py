@@ -3,7 +3,9 @@ URL logdir alike.
 
 Every file of one embedding goes under ``<logdir>/<subdir>/`` through the run's own location: a
 local directory (also for ``file://`` URLs), or the fsspec location of the URL (``s3://``,
-``memory://``, chained URLs). A path is never built by joining a URL to the working directory.
+``memory://``, chained URLs; an ``s3://`` URL through boto3 where s3fs is missing, see
+:func:`~npsummary._sinks.location.open_location`). A path is never built by joining a URL to the
+working directory.
 
 ``projector_config.pbtxt`` lists every embedding of the run and is only ever extended, safely
 across processes:
@@ -35,7 +37,7 @@ import threading
 from collections.abc import Iterable, Iterator
 
 from .._common.urls import is_url, local_path
-from .location import Location
+from .location import RunDirectory, open_location
 
 __all__ = ["CONFIG_NAME", "FRAGMENTS_NAME", "append_config", "save_embedding", "write_file"]
 
@@ -69,7 +71,7 @@ def save_embedding(
             write_file(os.path.join(directory, name), chunks)
         append_config(local, block)
         return
-    run = Location(logdir)
+    run = open_location(logdir)
     target = run
     for part in subdir.split("/"):
         target = target.child(part)
@@ -174,7 +176,7 @@ def _extended(current: str, blocks: list[str]) -> str:
 _FRAGMENTS: dict[str, str] = {}
 
 
-def _fragment(fragments: Location, name: str) -> str | None:
+def _fragment(fragments: RunDirectory, name: str) -> str | None:
     url = fragments.url_of(name)
     text = _FRAGMENTS.get(url)
     if text is None:
@@ -185,7 +187,7 @@ def _fragment(fragments: Location, name: str) -> str | None:
     return text
 
 
-def _append_remote_config(run: Location, block: str) -> None:
+def _append_remote_config(run: RunDirectory, block: str) -> None:
     fragments = run.child(FRAGMENTS_NAME)
     encoded = block.encode("utf-8")
     fragments.put(f"{secrets.token_hex(16)}.pbtxt", encoded)

@@ -16,7 +16,7 @@ from .._format.wire import encode_file_version_event
 from .eventfile import SOURCE_WRITER, hostname
 from .eventfile import next_counter as _next_counter
 from .flusher import Flusher, busy, install_exit_hooks, run_deferred_signal
-from .location import Location
+from .location import RunDirectory
 from .pending import PendingState
 
 __all__ = ["DEFAULT_SEGMENT_BYTES", "FRAMING", "UPLOADER", "SegmentState"]
@@ -72,7 +72,7 @@ class SegmentState(PendingState):
 
     def __init__(
         self,
-        location: Location,
+        location: RunDirectory,
         suffix: str,
         flush_secs: float,
         segment_bytes: int,

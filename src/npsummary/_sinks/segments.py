@@ -19,8 +19,9 @@ returns to an earlier one; segments are therefore also uploaded strictly in orde
 * Names are unique without relying on PIDs (containers on one host share them): the random part
   is drawn for each writer (again after ``fork()``). An upload never replaces an existing object:
   it is a conditional put where fsspec offers one (``pipe_file(mode="create")``), else a check
-  first. If the name is taken by other bytes, this writer's waiting segments get a new stem
-  (sorting after its earlier ones) and are uploaded under it.
+  first (through boto3 alone: both, for S3-compatible servers that ignore the condition). If the
+  name is taken by other bytes, this writer's waiting segments get a new stem (sorting after its
+  earlier ones) and are uploaded under it.
 * A failed upload is retried with the same name and the same bytes (a retry after a lost response
   finds its own object and counts it as uploaded, never duplicates), with exponential backoff in
   the background and at every ``flush()``. Segments wait, in order, up to
@@ -40,7 +41,7 @@ from .._common.convert import check_filename_suffix
 from .._common.errors import EventWriteError
 from .base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_PENDING_BYTES
 from .flusher import busy, run_deferred_signal
-from .location import Location
+from .location import RunDirectory, open_location
 from .segment_state import DEFAULT_SEGMENT_BYTES, FRAMING, UPLOADER, SegmentState
 from .threaded import ThreadedSink
 
@@ -51,7 +52,8 @@ class SegmentSink(ThreadedSink):
     """An :class:`EventSink` writing a run to a URL as a sequence of segment files.
 
     Args:
-      url: run directory as an fsspec URL (``s3://bucket/run``, ``memory://run``).
+      url: run directory as an fsspec URL (``s3://bucket/run``, ``memory://run``); an ``s3://``
+        URL is written through boto3 where s3fs is missing and boto3 is installed.
       filename_suffix: appended to every segment name verbatim.
       flush_secs: longest time a logged record waits before its segment is uploaded.
       segment_bytes: open records that make a segment full and upload it at once.
@@ -60,7 +62,8 @@ class SegmentSink(ThreadedSink):
         ``s3fs.S3FileSystem(profile="ml")``); ``url`` is then a path or URL on it.
 
     Raises:
-      ImportError: fsspec, or the package of the URL's protocol, is missing (named).
+      ImportError: fsspec, or the package of the URL's protocol, is missing (named; for
+        ``s3://``, neither s3fs nor boto3 is installed).
       EventWriteError: the first segment could not be uploaded (the URL is named).
     """
 
@@ -80,10 +83,10 @@ class SegmentSink(ThreadedSink):
         if segment_bytes < 1:
             raise ValueError(f"segment_bytes must be >= 1, got {segment_bytes}")
         options = (filename_suffix, flush_secs, segment_bytes, max_pending_bytes)
-        self._setup(Location(url, filesystem, given=filesystem is not None), options)
+        self._setup(open_location(url, filesystem), options)
         self._upload_header()
 
-    def _setup(self, location: Location, options: tuple[str, float, int, int]) -> None:
+    def _setup(self, location: RunDirectory, options: tuple[str, float, int, int]) -> None:
         suffix, flush_secs, segment_bytes, max_pending_bytes = options
         self._options = options
         self._state: SegmentState = SegmentState(

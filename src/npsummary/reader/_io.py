@@ -4,7 +4,8 @@ Everything the reader does to storage goes through :class:`FileSystem`, so a rem
 (for example an ``fsspec`` adapter) can be plugged in by implementing these five methods and
 registering it with :func:`register_filesystem`. The local implementation is the default; a
 path that is a URL (``s3://``, ``memory://``, ``file://`` ...) is served through fsspec, imported
-only then.
+only then (an ``s3://`` URL through boto3 where s3fs is missing and boto3 is installed, as the
+writers do).
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def filesystem_for(path: str) -> FileSystem:
     """The filesystem that serves ``path``: a registered one, fsspec for a URL, else the local disk.
 
     Raises:
-        ImportError: ``path`` is a URL and fsspec or its protocol's package is not installed.
+        ImportError: ``path`` is a URL and fsspec or its protocol's package is not installed
+            (for ``s3://``: neither s3fs nor boto3).
     """
     for matches, fs in _REGISTRY:
         if matches(path):
@@ -97,6 +99,12 @@ def filesystem_for(path: str) -> FileSystem:
     from .._common.urls import is_url
 
     if is_url(path):
+        from .._sinks.location import through_boto3
+
+        if through_boto3(path):  # s3:// without s3fs, as npsummary wrote it
+            from ._s3boto import BotoS3FileSystem
+
+            return BotoS3FileSystem(path)
         from ._remotefs import FsspecFileSystem
 
         return FsspecFileSystem(path)

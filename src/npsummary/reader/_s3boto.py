@@ -1,0 +1,135 @@
+"""The reader's :class:`~npsummary.reader.FileSystem` for ``s3://`` URLs through boto3, used where
+s3fs is missing and boto3 is installed (the rule of
+:func:`npsummary._sinks.location.open_location`, so what npsummary writes with boto3 it reads back
+the same way).
+
+Paths stay URLs, as with fsspec. Objects are streamed: each file is one ``GetObject`` whose body is
+read a chunk at a time by the reader, so no more than one chunk is held. A directory's listing is
+fetched once per read (``ListObjectsV2`` with ``/`` as delimiter) and answers ``isdir``/``size``
+for its entries. Failures are the OSErrors of :mod:`npsummary._sinks.boto_s3`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO, cast
+
+from .._sinks.boto_s3 import connect, os_error, split_s3_url
+
+__all__ = ["BotoS3FileSystem"]
+
+
+class BotoS3FileSystem:
+    """The objects under ``root`` (an ``s3://`` URL), read through one boto3 client."""
+
+    def __init__(self, root: str) -> None:
+        self._root = root.rstrip("/") or root
+        split_s3_url(self._root)  # a ValueError for a URL without a bucket
+        self._client: Any = connect()
+        self._sizes: dict[str, int] = {}  # URL -> size, for the objects listed so far
+        self._dirs: set[str] = set()  # URLs known to be directories
+
+    def _where(self, url: str) -> tuple[str, str]:
+        bucket, key = split_s3_url(url.rstrip("/"))
+        return bucket, key
+
+    def open(self, path: str) -> BinaryIO:
+        bucket, key = self._where(path)
+        try:
+            answer = self._client.get_object(Bucket=bucket, Key=key)
+        except Exception as exc:
+            raise os_error(exc, path) from exc
+        return cast(BinaryIO, _Body(answer["Body"], path))
+
+    def listdir(self, path: str) -> list[str]:
+        url = path.rstrip("/")
+        bucket, prefix = self._where(url)
+        start = f"{prefix}/" if prefix else ""
+        names: list[str] = []
+        try:
+            pages = self._client.get_paginator("list_objects_v2").paginate(
+                Bucket=bucket, Prefix=start, Delimiter="/"
+            )
+            for page in pages:
+                for item in page.get("Contents") or ():
+                    name = str(item["Key"])[len(start) :]
+                    if name:  # not the folder's own marker object
+                        self._sizes[f"{url}/{name}"] = int(item.get("Size") or 0)
+                        names.append(name)
+                for common in page.get("CommonPrefixes") or ():
+                    name = str(common["Prefix"])[len(start) :].rstrip("/")
+                    if name:
+                        self._dirs.add(f"{url}/{name}")
+                        names.append(name)
+        except Exception as exc:
+            raise os_error(exc, url) from exc
+        if not names and prefix and not self._exists_below(bucket, start):
+            raise FileNotFoundError(2, "no such directory", url)
+        self._dirs.add(url)
+        return names
+
+    def _exists_below(self, bucket: str, start: str) -> bool:
+        try:
+            answer = self._client.list_objects_v2(Bucket=bucket, Prefix=start, MaxKeys=1)
+        except Exception as exc:
+            raise os_error(exc, f"s3://{bucket}/{start}") from exc
+        return bool(answer.get("KeyCount") or answer.get("Contents"))
+
+    def isdir(self, path: str) -> bool:
+        url = path.rstrip("/")
+        if url in self._dirs:
+            return True
+        if url in self._sizes:
+            return False
+        bucket, prefix = self._where(url)
+        if not prefix:  # the bucket itself
+            self._dirs.add(url)
+            return True
+        if self._exists_below(bucket, f"{prefix}/"):
+            self._dirs.add(url)
+            return True
+        return False
+
+    def size(self, path: str) -> int:
+        url = path.rstrip("/")
+        size = self._sizes.get(url)
+        if size is not None:
+            return size
+        if url in self._dirs:
+            raise IsADirectoryError(21, "is a directory", path)
+        bucket, key = self._where(url)
+        if not key:
+            raise IsADirectoryError(21, "is a directory", path)
+        try:
+            head = self._client.head_object(Bucket=bucket, Key=key)
+        except Exception as exc:
+            raise os_error(exc, path) from exc
+        size = int(head.get("ContentLength") or 0)
+        self._sizes[url] = size
+        return size
+
+    def join(self, *parts: str) -> str:
+        return "/".join(p.rstrip("/") for p in parts[:-1]) + "/" + parts[-1].lstrip("/")
+
+
+class _Body:
+    """An object's streamed body as a file the reader reads in order and closes."""
+
+    def __init__(self, body: Any, url: str) -> None:
+        self._body = body
+        self._url = url
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            data = self._body.read(size if size >= 0 else None)
+        except Exception as exc:
+            raise os_error(exc, self._url) from exc
+        return bytes(data)
+
+    def close(self) -> None:
+        self._body.close()
+
+    def __enter__(self) -> _Body:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
