@@ -195,7 +195,10 @@ class Stats:
         self.mean = 0.0
         self.m2 = 0.0
         self._x64 = np.empty(cap, np.float64)
-        self._tmp = np.empty(cap + 1, np.float64)
+        self._tmp = np.empty(cap if moments else 0, np.float64)
+        # exact sums: (sum, sum of squares) pairs, read as complex numbers by one cumsum
+        self._complex = np.empty(cap + 1 if exact_sum else 0, np.complex128)
+        self._pairs = self._complex.view(np.float64).reshape(-1, 2)
         self._mask = np.empty(cap if exact_sum else 0, np.bool_)
 
     def finite(self, index: int, c: np.ndarray) -> np.ndarray:
@@ -219,58 +222,72 @@ class Stats:
         self.n += int(c.size)
         return c
 
-    def sums(self, c: np.ndarray) -> np.ndarray:
-        """Accumulate sum/sum_squares of a finite chunk; return it as float64."""
+    def sums(self, c: np.ndarray) -> None:
+        """Accumulate sum/sum_squares (and moments) of a finite chunk."""
         with np.errstate(over="ignore", invalid="ignore"):
-            return self._sums(c)
+            self._sums(c)
 
-    def _sums(self, c: np.ndarray) -> np.ndarray:
-        n = c.size
-        if c.dtype == np.float64:
-            x64 = c
-        else:
-            x64 = self._x64[:n]
-            x64[...] = c
+    def _sums(self, c: np.ndarray) -> None:
         if self.exact_sum:
-            # TF adds doubles one by one in input order; cumsum is that sequential loop.
-            # Its denormals-are-zero / flush-to-zero mode is applied to inputs and squares.
-            # A float32 value is a normal double or zero, and so is its square (the smallest,
-            # 2**-298, is far above 2**-1022): no flush to do, which saves four passes.
-            flush = c.dtype != np.float32
-            t = self._tmp[: n + 1]
-            t[0] = self._seq_sum
-            t[1:] = x64
-            if flush:
-                self._flush_subnormals(t[1:], magnitude=True)
-            np.cumsum(t, out=t)
-            self._seq_sum = float(t[n])
-            t[0] = self._seq_sq
-            np.multiply(x64, x64, out=t[1:])
-            if flush:
-                self._flush_subnormals(t[1:], magnitude=False)
-            np.cumsum(t, out=t)
-            self._seq_sq = float(t[n])
-        else:
-            m = n - n % _ROW
-            s = q = 0.0
-            if m:
-                rows = x64[:m].reshape(-1, _ROW)
-                s = float(_vecdot(rows, _ones_row()).sum())
-                q = float(_vecdot(rows, rows).sum())
-            if m < n:
-                tail = x64[m:]
-                s += float(tail.sum())
-                q += float(np.dot(tail, tail))
-            self._sum.add(s)
-            self._sq.add(q)
+            self._exact_sums(c)
+            if self.moments:
+                self._merge_moments(self._as_float64(c))
+            return
+        x64 = self._as_float64(c)
+        n = c.size
+        m = n - n % _ROW
+        s = q = 0.0
+        if m:
+            rows = x64[:m].reshape(-1, _ROW)
+            s = float(_vecdot(rows, _ones_row()).sum())
+            q = float(_vecdot(rows, rows).sum())
+        if m < n:
+            tail = x64[m:]
+            s += float(tail.sum())
+            q += float(np.dot(tail, tail))
+        self._sum.add(s)
+        self._sq.add(q)
         if self.moments:
             self._merge_moments(x64)
+
+    def _as_float64(self, c: np.ndarray) -> np.ndarray:
+        if c.dtype == np.float64:
+            return c
+        x64 = self._x64[: c.size]
+        x64[...] = c
         return x64
+
+    def _exact_sums(self, c: np.ndarray) -> None:
+        """TF's ``sum += v; sum_squares += v * v`` in double, one value after the other.
+
+        np.cumsum is that sequential loop, and one cumsum over complex128 runs both: the real
+        parts carry the sum and the imaginary parts the sum of squares, each added exactly as
+        a double (complex addition adds the parts separately), in half the time of two
+        cumsums. TF's denormals-are-zero / flush-to-zero mode is applied to inputs and
+        squares; a float32 value is a normal double or zero, and so is its square (the
+        smallest, 2**-298, is far above 2**-1022), so float32 chunks have nothing to flush."""
+        n = c.size
+        pairs = self._pairs[: n + 1]
+        pairs[0, 0] = self._seq_sum
+        pairs[0, 1] = self._seq_sq
+        values = pairs[1:, 0]
+        squares = pairs[1:, 1]
+        values[...] = c
+        if c.dtype == np.float32:
+            np.multiply(values, values, out=squares)
+        else:
+            np.multiply(c, c, out=squares)
+            self._flush_subnormals(values, magnitude=True)
+            self._flush_subnormals(squares, magnitude=False)
+        z = self._complex[: n + 1]
+        np.cumsum(z, out=z)
+        self._seq_sum = float(pairs[n, 0])
+        self._seq_sq = float(pairs[n, 1])
 
     def _flush_subnormals(self, a: F64Array, *, magnitude: bool) -> None:
         """Set the subnormal entries of ``a`` to zero (``magnitude=False``: ``a`` is known to
         be non-negative), in preallocated buffers: only float64 chunks are flushed, and those
-        are summed in place, which leaves ``_x64`` free for the magnitudes."""
+        are read in place, which leaves ``_x64`` free for the magnitudes."""
         n = a.size
         mask = self._mask[:n]
         if magnitude:
