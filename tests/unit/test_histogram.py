@@ -775,19 +775,92 @@ def test_bfloat16_via_ml_dtypes() -> None:
     assert np.array_equal(H.tf2_buckets(xb)[0], H.tf2_buckets(x)[0])
 
 
+def _pass_fields(st: _source.Stats, counts: np.ndarray) -> tuple[object, ...]:
+    return (
+        counts.tobytes(),
+        st.n,
+        _bits(st.mn),
+        _bits(st.mx),
+        _bits(st.sum),
+        _bits(st.sum_squares),
+        st.nonfinite,
+        sorted(st.bad),
+    )
+
+
+def test_tf1_pass_in_two_threads_is_one_pass_bit_for_bit() -> None:
+    # From 8 chunks on, the second half is counted by a thread and merged in input order:
+    # counts, extremes (which of -0.0/0.0 comes first), sums and the non-finite chunks must
+    # be exactly those of one sequential pass.
+    chunk = _source.CHUNK
+    n = 9 * chunk + 12345
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal(n).astype(np.float32)
+    nonfinite = x.copy()
+    nonfinite[[5, n - 3]] = np.nan
+    nonfinite[n // 2 + 7] = np.inf
+    nonfinite[6 * chunk] = -np.inf
+    zeros = np.abs(x)
+    zeros[chunk + 1] = 0.0  # the minimum, first in the first half
+    zeros[7 * chunk + 2] = -0.0  # an equal minimum in the second half: the first one stays
+    ties = -zeros
+    cases = {
+        "normal": x,
+        "nonfinite": nonfinite,
+        "zeros": zeros,
+        "ties": ties,
+        "float64": x.astype(np.float64) * 1e-3,
+        "2-D": x[: 9 * chunk].reshape(9, chunk),
+        "reversed view": x[::-1],
+        "int16": rng.integers(-1000, 1000, n).astype(np.int16),
+        "constant": np.full(n, 3.5, np.float32),
+        "all nan in one half": np.where(np.arange(n) >= n // 2, np.nan, x).astype(np.float32),
+    }
+    for name, v in cases.items():
+        assert tf1._halves(_source.Source(v)) is not None, name
+        two = tf1.tf1_pass(_source.Source(v), exact_sum=False, moments=False)
+        one = tf1.tf1_pass(_source.Source(v), exact_sum=False, moments=False, parallel=False)
+        assert _pass_fields(*two) == _pass_fields(*one), name
+    h = H.tf1_histogram(nonfinite)
+    ref = H.tf1_histogram(nonfinite, exact_sum=True)  # one pass: exact sums are not split
+    assert np.array_equal(h.bucket, ref.bucket) and h.nonfinite == ref.nonfinite
+    assert (h.min, h.max, h.num) == (ref.min, ref.max, ref.num)
+
+
+def test_tf1_pass_in_two_threads_reraises_the_workers_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = tf1.stats_pass
+
+    def failing_second_half(src: object, st: _source.Stats, add: object = None) -> object:
+        if st._chunk_sums is not None:  # the worker's statistics record their chunk sums
+            raise MemoryError("second half")
+        return real(src, st, add)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tf1, "stats_pass", failing_second_half)
+    x = np.zeros(9 * _source.CHUNK, np.float32)
+    with pytest.raises(MemoryError, match="second half"):
+        H.tf1_histogram(x)
+
+
 def test_memory_is_bounded() -> None:
     rng = np.random.default_rng(16)
     small = rng.standard_normal(1_000_000).astype(np.float32)
     big = rng.standard_normal(6_000_000).astype(np.float32)  # 24 MiB
-    for fn in (
-        H.tf1_histogram,
-        H.tf2_buckets,
-        H.variable_stats,
-        lambda v: H.binned_histogram(v, 30),
-        lambda v: H.binned_histogram(v, "fd"),
+    # TF1 counts inputs of 8 chunks or more in two threads, whose second set of chunk
+    # buffers is a constant, not a growth: compare two sizes past that threshold
+    small_tf1 = big[:2_000_000]
+    assert tf1._halves(_source.Source(small_tf1)) is not None
+    for fn, sizes in (
+        (H.tf1_histogram, (small_tf1, big)),
+        (lambda v: H.binned_histogram(v, "tensorflow"), (small_tf1, big)),
+        (H.tf2_buckets, (small, big)),
+        (H.variable_stats, (small, big)),
+        (lambda v: H.binned_histogram(v, 30), (small, big)),
+        (lambda v: H.binned_histogram(v, "fd"), (small, big)),
     ):
         peaks = []
-        for x in (small, big):
+        for x in sizes:
             tracemalloc.start()
             fn(x)
             peaks.append(tracemalloc.get_traced_memory()[1])

@@ -180,7 +180,14 @@ def _vecdot(a: F64Array, b: F64Array) -> F64Array:
 class Stats:
     """Streaming min/max/count/sum/sum of squares (and optionally Chan moments)."""
 
-    def __init__(self, *, exact_sum: bool = False, moments: bool = False, cap: int = 1) -> None:
+    def __init__(
+        self,
+        *,
+        exact_sum: bool = False,
+        moments: bool = False,
+        cap: int = 1,
+        record_sums: bool = False,
+    ) -> None:
         self.n = 0
         self.mn = math.inf
         self.mx = -math.inf
@@ -200,6 +207,8 @@ class Stats:
         self._complex = np.empty(cap + 1 if exact_sum else 0, np.complex128)
         self._pairs = self._complex.view(np.float64).reshape(-1, 2)
         self._mask = np.empty(cap if exact_sum else 0, np.bool_)
+        # record_sums: keep each chunk's (sum, sum of squares) for absorb() instead of adding
+        self._chunk_sums: list[tuple[float, float]] | None = [] if record_sums else None
 
     def finite(self, index: int, c: np.ndarray) -> np.ndarray:
         """Update min/max/non-finite counts; return the finite part of ``c``."""
@@ -245,10 +254,30 @@ class Stats:
             tail = x64[m:]
             s += float(tail.sum())
             q += float(np.dot(tail, tail))
-        self._sum.add(s)
-        self._sq.add(q)
+        if self._chunk_sums is not None:
+            self._chunk_sums.append((s, q))
+        else:
+            self._sum.add(s)
+            self._sq.add(q)
         if self.moments:
             self._merge_moments(x64)
+
+    def absorb(self, later: Stats, offset: int) -> None:
+        """Add the statistics of the chunks that follow these, ``later`` (made with
+        ``record_sums``, without exact sums or moments; its chunk ``i`` is chunk ``offset + i``
+        here): the result is the same, bit for bit, as one pass over all the chunks."""
+        if later._chunk_sums is None or later.exact_sum or later.moments:
+            raise ValueError("absorb() takes statistics made with record_sums only")
+        self.n += later.n
+        if later.mn < self.mn:  # strictly: of equal extremes the first stays, as in one pass
+            self.mn = later.mn
+        if later.mx > self.mx:
+            self.mx = later.mx
+        self.nonfinite = self.nonfinite + later.nonfinite
+        self.bad.update(offset + i for i in later.bad)
+        for s, q in later._chunk_sums:
+            self._sum.add(s)
+            self._sq.add(q)
 
     def _as_float64(self, c: np.ndarray) -> np.ndarray:
         if c.dtype == np.float64:
