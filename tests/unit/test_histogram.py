@@ -818,13 +818,22 @@ def test_tf1_pass_in_two_threads_is_one_pass_bit_for_bit() -> None:
     }
     for name, v in cases.items():
         assert tf1._halves(_source.Source(v)) is not None, name
-        two = tf1.tf1_pass(_source.Source(v), exact_sum=False, moments=False)
-        one = tf1.tf1_pass(_source.Source(v), exact_sum=False, moments=False, parallel=False)
-        assert _pass_fields(*two) == _pass_fields(*one), name
-    h = H.tf1_histogram(nonfinite)
-    ref = H.tf1_histogram(nonfinite, exact_sum=True)  # one pass: exact sums are not split
-    assert np.array_equal(h.bucket, ref.bucket) and h.nonfinite == ref.nonfinite
-    assert (h.min, h.max, h.num) == (ref.min, ref.max, ref.num)
+        for exact_sum, moments in ((False, False), (True, False), (False, True), (True, True)):
+            # the last three: a thread counts, this one sums (in input order)
+            kw = {"exact_sum": exact_sum, "moments": moments}
+            two = tf1.tf1_pass(_source.Source(v), **kw)
+            one = tf1.tf1_pass(_source.Source(v), parallel=False, **kw)
+            assert _pass_fields(*two) == _pass_fields(*one), (name, kw)
+            if moments:
+                assert (_bits(two[0].mean), _bits(two[0].m2)) == (
+                    _bits(one[0].mean),
+                    _bits(one[0].m2),
+                ), (name, kw)
+    strided = np.asfortranarray(nonfinite[: 9 * chunk].reshape(chunk, 9))  # not one flat run
+    assert tf1._halves(_source.Source(strided)) is None
+    two = tf1.tf1_pass(_source.Source(strided), exact_sum=False, moments=False)
+    one = tf1.tf1_pass(_source.Source(strided), exact_sum=False, moments=False, parallel=False)
+    assert _pass_fields(*two) == _pass_fields(*one)
 
 
 def test_tf1_pass_in_two_threads_reraises_the_workers_error(
@@ -841,6 +850,13 @@ def test_tf1_pass_in_two_threads_reraises_the_workers_error(
     x = np.zeros(9 * _source.CHUNK, np.float32)
     with pytest.raises(MemoryError, match="second half"):
         H.tf1_histogram(x)
+
+    def failing_count(self: object, c: np.ndarray) -> None:
+        raise MemoryError("counting thread")
+
+    monkeypatch.setattr(tf1._Tf1Counter, "add", failing_count)
+    with pytest.raises(MemoryError, match="counting thread"):
+        H.tf1_histogram(x, exact_sum=True)
 
 
 def test_memory_is_bounded() -> None:

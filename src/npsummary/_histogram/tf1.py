@@ -202,18 +202,22 @@ def tf1_pass(
 ) -> tuple[Stats, F64Array]:
     """Statistics and the 1551 TF1 bucket counts of ``src``, in one pass.
 
-    Large inputs without exact sums or moments are split in two halves at a chunk boundary,
-    the second half counted by a thread while this one counts the first (NumPy's loops release
-    the GIL): on two free cores the pass takes about half the time. The halves' results are
-    merged in input order, so they are the same, bit for bit, as one pass (``parallel=False``).
+    Inputs of :data:`_PARALLEL_MIN_CHUNKS` chunks or more use a second thread (NumPy's loops
+    release the GIL), with results the same, bit for bit, as one pass (``parallel=False``).
+    Without exact sums or moments, the second half (split at a chunk boundary) is counted by
+    the thread while this one counts the first, and the halves merge in input order: on two
+    free cores the pass takes about half the time. With them (their sums run in input order),
+    the thread counts the buckets while this one computes the statistics.
     """
-    halves = _halves(src) if parallel and not (exact_sum or moments) else None
-    if halves is None:
-        counter = _Tf1Counter(src.work, src.chunk)
-        st = Stats(exact_sum=exact_sum, moments=moments, cap=src.chunk)
-        stats_pass(src, st, counter.add)
-        return st, counter.counts()
-    return _tf1_pass_in_two(*halves)
+    if parallel and src.size >= _PARALLEL_MIN_CHUNKS * CHUNK:
+        halves = None if exact_sum or moments else _halves(src)
+        if halves is not None:
+            return _tf1_pass_in_two(*halves)
+        return _tf1_pass_counting_aside(src, exact_sum=exact_sum, moments=moments)
+    counter = _Tf1Counter(src.work, src.chunk)
+    st = Stats(exact_sum=exact_sum, moments=moments, cap=src.chunk)
+    stats_pass(src, st, counter.add)
+    return st, counter.counts()
 
 
 # Below 8 chunks (~1e6 values, ~3 ms) a thread's start and join is not worth it.
@@ -222,9 +226,9 @@ _PARALLEL_MIN_CHUNKS = 8
 
 def _halves(src: Source) -> tuple[Source, Source, int] | None:
     """The two halves of ``src`` split at a chunk boundary, and the first chunk index of the
-    second, when ``src`` is large and reads as one flat run (C-contiguous, or 1-D)."""
+    second, when ``src`` reads as one flat run (C-contiguous, or 1-D)."""
     arr = src.arr
-    if arr.size < _PARALLEL_MIN_CHUNKS * CHUNK or not (arr.flags.c_contiguous or arr.ndim == 1):
+    if not (arr.flags.c_contiguous or arr.ndim == 1):
         return None
     flat = arr.reshape(-1)
     offset = arr.size // CHUNK // 2
@@ -256,6 +260,36 @@ def _tf1_pass_in_two(first: Source, second: Source, offset: int) -> tuple[Stats,
         raise errors[0]
     st.absorb(later, offset)
     counter.absorb(later_counter)
+    return st, counter.counts()
+
+
+def _tf1_pass_counting_aside(
+    src: Source, *, exact_sum: bool, moments: bool
+) -> tuple[Stats, F64Array]:
+    """The buckets counted by a thread while this one computes the statistics."""
+    import threading
+
+    counter = _Tf1Counter(src.work, src.chunk)
+    errors: list[BaseException] = []
+
+    def count_finite() -> None:
+        try:
+            for c in src.chunks():
+                if not (math.isfinite(c.min()) and math.isfinite(c.max())):
+                    c = c[np.isfinite(c)]  # what Stats.finite leaves to count
+                if c.size:
+                    counter.add(c)
+        except BaseException as exc:  # re-raised by the caller's thread
+            errors.append(exc)
+
+    worker = threading.Thread(target=count_finite, name="npsummary-histogram", daemon=True)
+    worker.start()
+    try:
+        st = stats_pass(src, Stats(exact_sum=exact_sum, moments=moments, cap=src.chunk))
+    finally:
+        worker.join()
+    if errors:
+        raise errors[0]
     return st, counter.counts()
 
 
