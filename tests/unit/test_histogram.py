@@ -817,7 +817,7 @@ def test_tf1_pass_in_two_threads_is_one_pass_bit_for_bit() -> None:
         "all nan in one half": np.where(np.arange(n) >= n // 2, np.nan, x).astype(np.float32),
     }
     for name, v in cases.items():
-        assert tf1._halves(_source.Source(v)) is not None, name
+        assert _source.split_in_two(_source.Source(v)) is not None, name
         for exact_sum, moments in ((False, False), (True, False), (False, True), (True, True)):
             # the last three: a thread counts, this one sums (in input order)
             kw = {"exact_sum": exact_sum, "moments": moments}
@@ -830,10 +830,43 @@ def test_tf1_pass_in_two_threads_is_one_pass_bit_for_bit() -> None:
                     _bits(one[0].m2),
                 ), (name, kw)
     strided = np.asfortranarray(nonfinite[: 9 * chunk].reshape(chunk, 9))  # not one flat run
-    assert tf1._halves(_source.Source(strided)) is None
+    assert _source.split_in_two(_source.Source(strided)) is None
     two = tf1.tf1_pass(_source.Source(strided), exact_sum=False, moments=False)
     one = tf1.tf1_pass(_source.Source(strided), exact_sum=False, moments=False, parallel=False)
     assert _pass_fields(*two) == _pass_fields(*one)
+
+
+def _tf2_reference_counts(x: np.ndarray, k: int) -> np.ndarray:
+    """TF's v3 formula in float64: ``min(floor((x - min) / width), k - 1)``."""
+    mn, mx = x.min(), x.max()
+    index = np.minimum(np.floor((x - mn) / ((mx - mn) / k)).astype(np.int64), k - 1)
+    return np.bincount(index, minlength=k)
+
+
+def test_tf2_in_two_threads_is_one_pass() -> None:
+    # min/max scan and bucketing of 8 chunks or more run as two halves in two threads
+    chunk = _source.CHUNK
+    n = 9 * chunk + 777
+    rng = np.random.default_rng(22)
+    x = rng.standard_normal(n).astype(np.float32)
+    x[[3, n - 5]] = np.nan
+    x[6 * chunk + 1] = -np.inf
+    x[7 * chunk] = 40.0  # the maximum, in the second half
+    assert _source.split_in_two(_source.Source(x)) is not None
+    one = _source.scan_minmax(_source.Source(x), parallel=False)
+    two = _source.scan_minmax(_source.Source(x))
+    assert (two.n, _bits(two.mn), _bits(two.mx), two.nonfinite, two.bad) == (
+        one.n,
+        _bits(one.mn),
+        _bits(one.mx),
+        one.nonfinite,
+        one.bad,
+    )
+    for v in (x, x.astype(np.float64)):
+        got, nf = H.tf2_buckets(v, 30)
+        fin = v[np.isfinite(v)].astype(np.float64)
+        assert nf == one.nonfinite
+        assert got[-1, 1] == 40.0 and np.array_equal(got[:, 2], _tf2_reference_counts(fin, 30))
 
 
 def test_tf1_pass_in_two_threads_reraises_the_workers_error(
@@ -863,14 +896,14 @@ def test_memory_is_bounded() -> None:
     rng = np.random.default_rng(16)
     small = rng.standard_normal(1_000_000).astype(np.float32)
     big = rng.standard_normal(6_000_000).astype(np.float32)  # 24 MiB
-    # TF1 counts inputs of 8 chunks or more in two threads, whose second set of chunk
+    # TF1 and TF2 count inputs of 8 chunks or more in two threads, whose second set of chunk
     # buffers is a constant, not a growth: compare two sizes past that threshold
-    small_tf1 = big[:2_000_000]
-    assert tf1._halves(_source.Source(small_tf1)) is not None
+    small_threaded = big[:2_000_000]
+    assert _source.split_in_two(_source.Source(small_threaded)) is not None
     for fn, sizes in (
-        (H.tf1_histogram, (small_tf1, big)),
-        (lambda v: H.binned_histogram(v, "tensorflow"), (small_tf1, big)),
-        (H.tf2_buckets, (small, big)),
+        (H.tf1_histogram, (small_threaded, big)),
+        (lambda v: H.binned_histogram(v, "tensorflow"), (small_threaded, big)),
+        (H.tf2_buckets, (small_threaded, big)),
         (H.variable_stats, (small, big)),
         (lambda v: H.binned_histogram(v, 30), (small, big)),
         (lambda v: H.binned_histogram(v, "fd"), (small, big)),

@@ -20,6 +20,7 @@ import functools
 import math
 import sys
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 
@@ -27,17 +28,25 @@ from ._results import ArrayLike, F64Array, LegacyHistogram, NonFinite
 
 __all__ = [
     "CHUNK",
+    "PARALLEL_MIN_CHUNKS",
     "Kahan",
     "Source",
     "Stats",
     "finite_chunks",
     "fix_zero_signs",
+    "in_two_threads",
     "legacy",
     "scan_minmax",
+    "split_in_two",
     "stats_pass",
 ]
 
 CHUNK = 1 << 17
+# Inputs of this many chunks or more (~1e6 values, a few ms) are worth a second thread.
+PARALLEL_MIN_CHUNKS = 8
+
+_Here = TypeVar("_Here")
+_There = TypeVar("_There")
 
 
 class Source:
@@ -411,8 +420,60 @@ def stats_pass(src: Source, st: Stats, add: Callable[[np.ndarray], None] | None 
     return st
 
 
-def scan_minmax(src: Source) -> Stats:
-    st = Stats()
+def split_in_two(src: Source) -> tuple[Source, Source, int] | None:
+    """The two halves of a large ``src`` (:data:`PARALLEL_MIN_CHUNKS` chunks or more) split at
+    a chunk boundary, and the index the first chunk of the second has in ``src``; ``None``
+    when ``src`` is smaller or does not read as one flat run (C-contiguous, or 1-D)."""
+    arr = src.arr
+    if src.size < PARALLEL_MIN_CHUNKS * CHUNK or not (arr.flags.c_contiguous or arr.ndim == 1):
+        return None
+    flat = arr.reshape(-1)
+    offset = src.size // CHUNK // 2
+    cut = offset * CHUNK
+    return Source(flat[:cut]), Source(flat[cut:]), offset
+
+
+def in_two_threads(here: Callable[[], _Here], there: Callable[[], _There]) -> tuple[_Here, _There]:
+    """``here()`` in this thread while a new thread runs ``there()`` (NumPy's loops release the
+    GIL, so on two free cores both run at once). Both have ended when this returns; an
+    exception from either is raised here."""
+    import threading
+
+    results: list[_There] = []
+    errors: list[BaseException] = []
+
+    def run_there() -> None:
+        try:
+            results.append(there())
+        except BaseException as exc:  # re-raised by the caller's thread
+            errors.append(exc)
+
+    worker = threading.Thread(target=run_there, name="npsummary-histogram", daemon=True)
+    worker.start()
+    try:
+        mine = here()
+    finally:
+        worker.join()
+    if errors:
+        raise errors[0]
+    return mine, results[0]
+
+
+def scan_minmax(src: Source, *, parallel: bool = True) -> Stats:
+    """Min, max, count and non-finite values of ``src``; halves of a large input in two
+    threads, merged in input order (the same result as one pass)."""
+    halves = split_in_two(src) if parallel else None
+    if halves is None:
+        return _scan_minmax(src, Stats())
+    first, second, offset = halves
+    st, later = in_two_threads(
+        lambda: _scan_minmax(first, Stats()), lambda: _scan_minmax(second, Stats(record_sums=True))
+    )
+    st.absorb(later, offset)
+    return st
+
+
+def _scan_minmax(src: Source, st: Stats) -> Stats:
     for i, c in enumerate(src.chunks()):
         st.finite(i, c)
     return st

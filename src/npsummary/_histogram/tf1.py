@@ -32,7 +32,17 @@ from ._results import (
     VariableStats,
     empty_legacy,
 )
-from ._source import CHUNK, Source, Stats, fix_zero_signs, legacy, stats_pass
+from ._source import (
+    CHUNK,
+    PARALLEL_MIN_CHUNKS,
+    Source,
+    Stats,
+    fix_zero_signs,
+    in_two_threads,
+    legacy,
+    split_in_two,
+    stats_pass,
+)
 
 __all__ = ["encode_runs", "tf1_histogram", "tf1_pass", "variable_stats"]
 
@@ -202,15 +212,15 @@ def tf1_pass(
 ) -> tuple[Stats, F64Array]:
     """Statistics and the 1551 TF1 bucket counts of ``src``, in one pass.
 
-    Inputs of :data:`_PARALLEL_MIN_CHUNKS` chunks or more use a second thread (NumPy's loops
-    release the GIL), with results the same, bit for bit, as one pass (``parallel=False``).
-    Without exact sums or moments, the second half (split at a chunk boundary) is counted by
-    the thread while this one counts the first, and the halves merge in input order: on two
-    free cores the pass takes about half the time. With them (their sums run in input order),
-    the thread counts the buckets while this one computes the statistics.
+    Inputs of :data:`PARALLEL_MIN_CHUNKS` chunks or more use a second thread, with results the
+    same, bit for bit, as one pass (``parallel=False``). Without exact sums or moments, the
+    second half (split at a chunk boundary) is counted by the thread while this one counts the
+    first, and the halves merge in input order: on two free cores the pass takes about half
+    the time. With them (their sums run in input order), the thread counts the buckets while
+    this one computes the statistics.
     """
-    if parallel and src.size >= _PARALLEL_MIN_CHUNKS * CHUNK:
-        halves = None if exact_sum or moments else _halves(src)
+    if parallel and src.size >= PARALLEL_MIN_CHUNKS * CHUNK:
+        halves = None if exact_sum or moments else split_in_two(src)
         if halves is not None:
             return _tf1_pass_in_two(*halves)
         return _tf1_pass_counting_aside(src, exact_sum=exact_sum, moments=moments)
@@ -220,44 +230,13 @@ def tf1_pass(
     return st, counter.counts()
 
 
-# Below 8 chunks (~1e6 values, ~3 ms) a thread's start and join is not worth it.
-_PARALLEL_MIN_CHUNKS = 8
-
-
-def _halves(src: Source) -> tuple[Source, Source, int] | None:
-    """The two halves of ``src`` split at a chunk boundary, and the first chunk index of the
-    second, when ``src`` reads as one flat run (C-contiguous, or 1-D)."""
-    arr = src.arr
-    if not (arr.flags.c_contiguous or arr.ndim == 1):
-        return None
-    flat = arr.reshape(-1)
-    offset = arr.size // CHUNK // 2
-    cut = offset * CHUNK
-    return Source(flat[:cut]), Source(flat[cut:]), offset
-
-
 def _tf1_pass_in_two(first: Source, second: Source, offset: int) -> tuple[Stats, F64Array]:
-    import threading
-
     counter = _Tf1Counter(first.work, first.chunk)  # builds the cached tables before the thread
     later_counter = _Tf1Counter(second.work, second.chunk)
-    later = Stats(cap=second.chunk, record_sums=True)
-    errors: list[BaseException] = []
-
-    def count_second_half() -> None:
-        try:
-            stats_pass(second, later, later_counter.add)
-        except BaseException as exc:  # re-raised by the caller's thread
-            errors.append(exc)
-
-    worker = threading.Thread(target=count_second_half, name="npsummary-histogram", daemon=True)
-    worker.start()
-    try:
-        st = stats_pass(first, Stats(cap=first.chunk), counter.add)
-    finally:
-        worker.join()
-    if errors:
-        raise errors[0]
+    st, later = in_two_threads(
+        lambda: stats_pass(first, Stats(cap=first.chunk), counter.add),
+        lambda: stats_pass(second, Stats(cap=second.chunk, record_sums=True), later_counter.add),
+    )
     st.absorb(later, offset)
     counter.absorb(later_counter)
     return st, counter.counts()
@@ -267,29 +246,19 @@ def _tf1_pass_counting_aside(
     src: Source, *, exact_sum: bool, moments: bool
 ) -> tuple[Stats, F64Array]:
     """The buckets counted by a thread while this one computes the statistics."""
-    import threading
-
     counter = _Tf1Counter(src.work, src.chunk)
-    errors: list[BaseException] = []
 
     def count_finite() -> None:
-        try:
-            for c in src.chunks():
-                if not (math.isfinite(c.min()) and math.isfinite(c.max())):
-                    c = c[np.isfinite(c)]  # what Stats.finite leaves to count
-                if c.size:
-                    counter.add(c)
-        except BaseException as exc:  # re-raised by the caller's thread
-            errors.append(exc)
+        for c in src.chunks():
+            if not (math.isfinite(c.min()) and math.isfinite(c.max())):
+                c = c[np.isfinite(c)]  # what Stats.finite leaves to count
+            if c.size:
+                counter.add(c)
 
-    worker = threading.Thread(target=count_finite, name="npsummary-histogram", daemon=True)
-    worker.start()
-    try:
-        st = stats_pass(src, Stats(exact_sum=exact_sum, moments=moments, cap=src.chunk))
-    finally:
-        worker.join()
-    if errors:
-        raise errors[0]
+    st, _ = in_two_threads(
+        lambda: stats_pass(src, Stats(exact_sum=exact_sum, moments=moments, cap=src.chunk)),
+        count_finite,
+    )
     return st, counter.counts()
 
 
