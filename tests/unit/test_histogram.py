@@ -775,6 +775,11 @@ def test_bfloat16_via_ml_dtypes() -> None:
     assert np.array_equal(H.tf2_buckets(xb)[0], H.tf2_buckets(x)[0])
 
 
+def _two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    for module in (_source, tf1):
+        monkeypatch.setattr(module, "usable_cores", lambda: 2)
+
+
 def _pass_fields(st: _source.Stats, counts: np.ndarray) -> tuple[object, ...]:
     return (
         counts.tobytes(),
@@ -788,7 +793,8 @@ def _pass_fields(st: _source.Stats, counts: np.ndarray) -> tuple[object, ...]:
     )
 
 
-def test_tf1_pass_in_two_threads_is_one_pass_bit_for_bit() -> None:
+def test_tf1_pass_in_two_threads_is_one_pass_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_cores(monkeypatch)  # the threaded path on any runner
     # From 8 chunks on, the second half is counted by a thread and merged in input order:
     # counts, extremes (which of -0.0/0.0 comes first), sums and the non-finite chunks must
     # be exactly those of one sequential pass.
@@ -843,7 +849,8 @@ def _tf2_reference_counts(x: np.ndarray, k: int) -> np.ndarray:
     return np.bincount(index, minlength=k)
 
 
-def test_tf2_in_two_threads_is_one_pass() -> None:
+def test_tf2_in_two_threads_is_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_cores(monkeypatch)  # the threaded path on any runner
     # min/max scan and bucketing of 8 chunks or more run as two halves in two threads
     chunk = _source.CHUNK
     n = 9 * chunk + 777
@@ -872,6 +879,7 @@ def test_tf2_in_two_threads_is_one_pass() -> None:
 def test_tf1_pass_in_two_threads_reraises_the_workers_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    _two_cores(monkeypatch)
     real = tf1.stats_pass
 
     def failing_second_half(src: object, st: _source.Stats, add: object = None) -> object:
@@ -892,7 +900,22 @@ def test_tf1_pass_in_two_threads_reraises_the_workers_error(
         H.tf1_histogram(x, exact_sum=True)
 
 
-def test_memory_is_bounded() -> None:
+def test_one_usable_core_counts_in_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    for module in (_source, tf1):
+        monkeypatch.setattr(module, "usable_cores", lambda: 1)
+    started = []
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name))
+    x = np.random.default_rng(23).standard_normal(9 * _source.CHUNK).astype(np.float32)
+    assert _source.split_in_two(_source.Source(x)) is None
+    assert H.tf1_histogram(x).num == x.size == H.tf1_histogram(x, exact_sum=True).num
+    assert H.tf2_buckets(x)[0][:, 2].sum() == x.size
+    assert started == []
+
+
+def test_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_cores(monkeypatch)  # the threaded path on any runner
     rng = np.random.default_rng(16)
     small = rng.standard_normal(1_000_000).astype(np.float32)
     big = rng.standard_normal(6_000_000).astype(np.float32)  # 24 MiB

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import TypeVar
@@ -39,6 +40,7 @@ __all__ = [
     "scan_minmax",
     "split_in_two",
     "stats_pass",
+    "usable_cores",
 ]
 
 CHUNK = 1 << 17
@@ -420,12 +422,23 @@ def stats_pass(src: Source, st: Stats, add: Callable[[np.ndarray], None] | None 
     return st
 
 
+@functools.cache
+def usable_cores() -> int:
+    """CPUs this process may run on: a second thread only pays with two or more."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        return len(affinity(0))
+    return os.cpu_count() or 1
+
+
 def split_in_two(src: Source) -> tuple[Source, Source, int] | None:
     """The two halves of a large ``src`` (:data:`PARALLEL_MIN_CHUNKS` chunks or more) split at
     a chunk boundary, and the index the first chunk of the second has in ``src``; ``None``
     when ``src`` is smaller or does not read as one flat run (C-contiguous, or 1-D)."""
     arr = src.arr
     if src.size < PARALLEL_MIN_CHUNKS * CHUNK or not (arr.flags.c_contiguous or arr.ndim == 1):
+        return None
+    if usable_cores() < 2:
         return None
     flat = arr.reshape(-1)
     offset = src.size // CHUNK // 2
