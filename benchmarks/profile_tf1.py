@@ -14,8 +14,10 @@ one stage inside the pipeline (with its cache effects), not in isolation:
 5. ``np.bincount`` of the keys: the full pass.
 
 "key + count" is stages 4-5 alone: the floor of exact TF1 bucketing with NumPy primitives,
-whatever the statistics cost. Every round runs the stages, the library's own calls and the
-anchors in turn; the final counts are checked against the library's.
+whatever the statistics cost. ``tf1_histogram`` counts inputs this large in two threads when
+two CPUs are usable; "tf1_pass, one thread" is the same pass without them. Every round runs the
+stages, the library's own calls and the anchors in turn; the final counts are checked against
+the library's.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from npsummary._histogram import tf1
+from npsummary._histogram._source import Source
 
 N = 10**7
 CHUNK = 1 << 17
@@ -94,6 +97,9 @@ def main() -> None:
         "4 + bucket key": lambda: pipeline(x, 4),
         "5 + bincount (full pass)": lambda: pipeline(x, 5),
         "key + count only (4-5)": lambda: pipeline(x, 5, stats=False),
+        "tf1_pass, one thread": lambda: tf1.tf1_pass(
+            Source(x), exact_sum=False, moments=False, parallel=False
+        ),
         "tf1_histogram(x)": lambda: tf1.tf1_histogram(x),
         "tf1_histogram(x, exact_sum=True)": lambda: tf1.tf1_histogram(x, exact_sum=True),
     }

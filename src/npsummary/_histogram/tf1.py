@@ -215,11 +215,11 @@ def tf1_pass(
 
     Inputs of :data:`PARALLEL_MIN_CHUNKS` chunks or more use a second thread when the process
     may run on two CPUs or more, with results the same, bit for bit, as one pass
-    (``parallel=False``). Without exact sums or moments, the
-    second half (split at a chunk boundary) is counted by the thread while this one counts the
-    first, and the halves merge in input order: on two free cores the pass takes about half
-    the time. With them (their sums run in input order), the thread counts the buckets while
-    this one computes the statistics.
+    (``parallel=False``). Without exact sums or moments, the second half (split at a chunk
+    boundary) is counted by the thread while this one counts the first, and the halves merge
+    in input order: on two free cores the pass takes about half the time. With them (their
+    sums run in input order), the thread counts the buckets while this one computes the
+    statistics.
     """
     if parallel and src.size >= PARALLEL_MIN_CHUNKS * CHUNK and usable_cores() >= 2:
         halves = None if exact_sum or moments else split_in_two(src)
