@@ -12,6 +12,10 @@ Statistics (:class:`Stats`): min and max compare like TF's loop; ``sum``/``sum_s
 chunked float64 sums (dot products over rows of 1024 values, then pairwise; about 1e-15
 relative to the sum of magnitudes), or with ``exact_sum`` TF's sequential double sums bit for
 bit under its denormals-are-zero mode; optional Chan moments give mean and variance.
+
+Two threads (:func:`split_in_two`, :func:`in_two_threads`): a large input splits at a chunk
+boundary into two sources whose statistics merge in input order (:meth:`Stats.absorb`), so a
+core can hand one half to a second thread and get the result of one pass.
 """
 
 from __future__ import annotations
