@@ -233,11 +233,15 @@ def tf1_pass(
 
 
 def _tf1_pass_in_two(first: Source, second: Source, offset: int) -> tuple[Stats, F64Array]:
-    counter = _Tf1Counter(first.work, first.chunk)  # builds the cached tables before the thread
+    # every buffer exists before the thread starts (and the cached tables are built): the
+    # peak memory does not depend on how the two threads interleave
+    counter = _Tf1Counter(first.work, first.chunk)
     later_counter = _Tf1Counter(second.work, second.chunk)
-    st, later = in_two_threads(
-        lambda: stats_pass(first, Stats(cap=first.chunk), counter.add),
-        lambda: stats_pass(second, Stats(cap=second.chunk, record_sums=True), later_counter.add),
+    st = Stats(cap=first.chunk)
+    later = Stats(cap=second.chunk, record_sums=True)
+    in_two_threads(
+        lambda: stats_pass(first, st, counter.add),
+        lambda: stats_pass(second, later, later_counter.add),
     )
     st.absorb(later, offset)
     counter.absorb(later_counter)
@@ -249,6 +253,7 @@ def _tf1_pass_counting_aside(
 ) -> tuple[Stats, F64Array]:
     """The buckets counted by a thread while this one computes the statistics."""
     counter = _Tf1Counter(src.work, src.chunk)
+    st = Stats(exact_sum=exact_sum, moments=moments, cap=src.chunk)
 
     def count_finite() -> None:
         for c in src.chunks():
@@ -257,10 +262,7 @@ def _tf1_pass_counting_aside(
             if c.size:
                 counter.add(c)
 
-    st, _ = in_two_threads(
-        lambda: stats_pass(src, Stats(exact_sum=exact_sum, moments=moments, cap=src.chunk)),
-        count_finite,
-    )
+    in_two_threads(lambda: stats_pass(src, st), count_finite)
     return st, counter.counts()
 
 

@@ -236,21 +236,22 @@ def _count(src: Source, st: Stats, k: int, mn: float, width: float, multiply: bo
     threads (counts add up, so the result is the same)."""
     halves = split_in_two(src)
     if halves is None:
-        return _count_chunks(src, st.bad, k, mn, width, multiply)
+        counter = _EqualWidthCounter(k, mn, width, multiply=multiply, cap=src.chunk)
+        return _count_chunks(src, st.bad, counter)
     first, second, offset = halves
+    # both counters' buffers exist before the thread starts: the peak memory does not depend
+    # on how the two threads interleave
+    a = _EqualWidthCounter(k, mn, width, multiply=multiply, cap=first.chunk)
+    b = _EqualWidthCounter(k, mn, width, multiply=multiply, cap=second.chunk)
     first_bad = {i for i in st.bad if i < offset}
     second_bad = {i - offset for i in st.bad if i >= offset}
-    a, b = in_two_threads(
-        lambda: _count_chunks(first, first_bad, k, mn, width, multiply),
-        lambda: _count_chunks(second, second_bad, k, mn, width, multiply),
+    counts_a, counts_b = in_two_threads(
+        lambda: _count_chunks(first, first_bad, a), lambda: _count_chunks(second, second_bad, b)
     )
-    return a + b
+    return counts_a + counts_b
 
 
-def _count_chunks(
-    src: Source, bad: set[int], k: int, mn: float, width: float, multiply: bool
-) -> IntArray:
-    counter = _EqualWidthCounter(k, mn, width, multiply=multiply, cap=src.chunk)
+def _count_chunks(src: Source, bad: set[int], counter: _EqualWidthCounter) -> IntArray:
     for c in finite_chunks(src, bad):
         counter.add(c)
     return counter.counts()
