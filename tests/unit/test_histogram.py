@@ -777,7 +777,7 @@ def test_bfloat16_via_ml_dtypes() -> None:
 
 def _two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in (_source, tf1):
-        monkeypatch.setattr(module, "usable_cores", lambda: 2)
+        monkeypatch.setattr(module, "second_core_free", lambda: True)
 
 
 def _pass_fields(st: _source.Stats, counts: np.ndarray) -> tuple[object, ...]:
@@ -900,11 +900,11 @@ def test_tf1_pass_in_two_threads_reraises_the_workers_error(
         H.tf1_histogram(x, exact_sum=True)
 
 
-def test_one_usable_core_counts_in_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_free_core_counts_in_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
     for module in (_source, tf1):
-        monkeypatch.setattr(module, "usable_cores", lambda: 1)
+        monkeypatch.setattr(module, "second_core_free", lambda: False)
     started = []
     monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name))
     x = np.random.default_rng(23).standard_normal(9 * _source.CHUNK).astype(np.float32)
@@ -912,6 +912,29 @@ def test_one_usable_core_counts_in_one_thread(monkeypatch: pytest.MonkeyPatch) -
     assert H.tf1_histogram(x).num == x.size == H.tf1_histogram(x, exact_sum=True).num
     assert H.tf2_buckets(x)[0][:, 2].sum() == x.size
     assert started == []
+
+
+def test_second_core_free_needs_two_cpus_and_a_low_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    def load(value: float) -> None:
+        monkeypatch.setattr(os, "getloadavg", lambda: (value, value, value))
+
+    monkeypatch.setattr(_source, "_usable_cores", lambda: 1)
+    load(0.0)
+    assert not _source.second_core_free()
+    monkeypatch.setattr(_source, "_usable_cores", lambda: 2)
+    assert _source.second_core_free()
+    load(1.2)  # this process alone, plus a little
+    assert _source.second_core_free()
+    load(1.7)  # another busy process: the halves would queue for one core
+    assert not _source.second_core_free()
+
+    def no_load_average() -> tuple[float, float, float]:
+        raise OSError("no load average")
+
+    monkeypatch.setattr(os, "getloadavg", no_load_average)
+    assert _source.second_core_free()
 
 
 def test_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

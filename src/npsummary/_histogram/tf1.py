@@ -40,9 +40,9 @@ from ._source import (
     fix_zero_signs,
     in_two_threads,
     legacy,
+    second_core_free,
     split_in_two,
     stats_pass,
-    usable_cores,
 )
 
 __all__ = ["encode_runs", "tf1_histogram", "tf1_pass", "variable_stats"]
@@ -213,15 +213,15 @@ def tf1_pass(
 ) -> tuple[Stats, F64Array]:
     """Statistics and the 1551 TF1 bucket counts of ``src``, in one pass.
 
-    Inputs of :data:`PARALLEL_MIN_CHUNKS` chunks or more use a second thread when the process
-    may run on two CPUs or more, with results the same, bit for bit, as one pass
+    Inputs of :data:`PARALLEL_MIN_CHUNKS` chunks or more use a second thread when a second core
+    is free (:func:`second_core_free`), with results the same, bit for bit, as one pass
     (``parallel=False``). Without exact sums or moments, the second half (split at a chunk
     boundary) is counted by the thread while this one counts the first, and the halves merge
     in input order: on two free cores the pass takes about half the time. With them (their
     sums run in input order), the thread counts the buckets while this one computes the
     statistics.
     """
-    if parallel and src.size >= PARALLEL_MIN_CHUNKS * CHUNK and usable_cores() >= 2:
+    if parallel and src.size >= PARALLEL_MIN_CHUNKS * CHUNK and second_core_free():
         halves = None if exact_sum or moments else split_in_two(src)
         if halves is not None:
             return _tf1_pass_in_two(*halves)
