@@ -448,7 +448,7 @@ def second_core_free() -> bool:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # no load average on this platform
         return True
-    return load < cores - 0.5
+    return load < cores - 0.25  # this process itself counts about 1 while it runs
 
 
 def split_in_two(src: Source) -> tuple[Source, Source, int] | None:
