@@ -46,8 +46,9 @@ TOLERANCE = 1.15
 class Row:
     """One ratio: ``ours / anchor`` (lower is better), with the goal of issue 22 if it has one."""
 
-    def __init__(self, key: str, ours: float, anchor: float, unit: str, goal: float | None,
-                 note: str = "") -> None:  # fmt: skip
+    def __init__(
+        self, key: str, ours: float, anchor: float, unit: str, goal: float | None, note: str = ""
+    ) -> None:
         self.key, self.ours, self.anchor, self.unit = key, ours, anchor, unit
         self.goal, self.note = goal, note
         self.ratio = ours / anchor
@@ -254,33 +255,124 @@ def bench_png(full: bool) -> list[Row]:
 
 
 def bench_histogram(full: bool) -> list[Row]:
+    """Histograms of 10^7 float32 (the size the goals are stated for; at 10^6 np.sum runs from
+    cache). What each row times:
+
+    * ``tf2``: ``tf2_buckets`` (tf.summary.histogram, 30 buckets) against one ``np.sum`` pass.
+    * ``tf1``: the TF1 bucket pass with chunked float64 sums (``tf1_histogram(x)``): the core of
+      both ``SummaryWriter.add_histogram(bins='tensorflow')`` and ``npsummary.v1.histogram``,
+      against ``np.bincount`` of a precomputed bucket index, the floor of any bucketing.
+    * ``v1exact``: ``tf1_histogram(x, exact_sum=True)``, what ``npsummary.v1.histogram`` runs
+      (TF's sequential double sums, bit for bit), against the same bincount.
+    * ``tbxbuckets``: ``binned_histogram(x, 'tensorflow')``, the buckets ``SummaryWriter.
+      add_histogram`` writes by default (tensorboardX's ``default_bins``), against
+      ``np.histogram`` over the same 1549 edges (how tensorboardX computes them).
+    * ``add_histogram``: ``SummaryWriter.add_histogram`` end to end (queued, not flushed)
+      against tensorboardX 2.6.5's, each writer on its own temporary logdir.
+    """
     import bench_histogram as bh
 
+    from npsummary import SummaryWriter
     from npsummary import _histogram as H
+    from npsummary._histogram.tbx import binned_histogram, tensorboardx_default_edges
 
-    n = 10**7  # the size the goals are stated for (at 1e6 np.sum runs from cache)
+    n = 10**7
     x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
     # The floor of any bucketing: np.bincount of a precomputed bucket index of the same values.
     index = np.searchsorted(np.linspace(-5, 5, 1551), x).astype(np.intp)
+    edges = np.array(tensorboardx_default_edges())
+    repeats = 11 if full else 5
     res = bh.round_robin(
         {
             "sum": lambda: np.sum(x),
             "bincount": lambda: np.bincount(index, minlength=1552),
             "tf2": lambda: H.tf2_buckets(x),
             "tf1": lambda: H.tf1_histogram(x),
+            "v1exact": lambda: H.tf1_histogram(x, exact_sum=True),
+            "tbxbuckets": lambda: binned_histogram(x, "tensorflow"),
+            "np.histogram": lambda: np.histogram(x, edges),
         },
-        11 if full else 5,
+        repeats,
     )
-    t = {name: v[0] for name, v in res.items()}
+    t = {name: v[0] * 1e3 for name, v in res.items()}
     if not np.array_equal(res["tf2"][1][0][:, 2], bh.tf2_reference_counts(x)):
         raise SystemExit("check failed: tf2 bucket counts")
     h1, ref1 = res["tf1"][1], bh.tf1_reference_counts(x)
     if not (h1.num == n and np.array_equal(h1.bucket[h1.bucket > 0], ref1[ref1 > 0])):
         raise SystemExit("check failed: tf1 bucket counts")
-    return [
-        Row(f"histogram.tf2/np.sum.{n:.0e}", t["tf2"] * 1e3, t["sum"] * 1e3, "ms", 10.0),
-        Row(f"histogram.tf1/np.bincount.{n:.0e}", t["tf1"] * 1e3, t["bincount"] * 1e3, "ms", 1.5),
+    if not np.array_equal(res["v1exact"][1].bucket, h1.bucket):
+        raise SystemExit("check failed: v1 (exact sums) bucket counts")
+    counts = res["np.histogram"][1][0]
+    hb = res["tbxbuckets"][1]
+    nz = np.flatnonzero(counts)  # tensorboardX's trim: one empty bucket left of the first
+    first, last = int(nz[0]), int(nz[-1])
+    want = counts[max(first - 1, 0) : last + 1] if first else np.r_[0, counts[: last + 1]]
+    if not np.array_equal(hb.bucket, want) or hb.bucket_limit[-1] != edges[last + 1]:
+        raise SystemExit("check failed: tensorboardX buckets against np.histogram")
+    rows = [
+        Row(f"histogram.tf2/np.sum.{n:.0e}", t["tf2"], t["sum"], "ms", 10.0),
+        Row(f"histogram.tf1/np.bincount.{n:.0e}", t["tf1"], t["bincount"], "ms", 1.5),
+        Row(
+            f"histogram.v1/np.bincount.{n:.0e}",
+            t["v1exact"],
+            t["bincount"],
+            "ms",
+            None,
+            "tf1 with TF's exact sums, as npsummary.v1.histogram",
+        ),
+        Row(
+            f"histogram.tbx/np.histogram.{n:.0e}",
+            t["tbxbuckets"],
+            t["np.histogram"],
+            "ms",
+            None,
+            "bins='tensorflow'",
+        ),
     ]
+    try:
+        from tensorboardX import SummaryWriter as TbxWriter
+    except ImportError:
+        return rows
+    with tempfile.TemporaryDirectory() as ours_dir, tempfile.TemporaryDirectory() as tbx_dir:
+        ours, theirs = SummaryWriter(ours_dir), TbxWriter(tbx_dir)
+        step = iter(range(10**6))
+        w = _median_alternating(
+            {
+                "ours": lambda: ours.add_histogram("h", x, next(step)),
+                "tbx": lambda: theirs.add_histogram("h", x, next(step)),
+            },
+            repeats,
+        )
+        ours.close()
+        theirs.close()
+        written = _histograms_written(ours_dir, "h") + _histograms_written(tbx_dir, "h")
+    if len(written) != 2 * repeats or any(b != list(hb.bucket) for b in written):
+        raise SystemExit("check failed: add_histogram buckets (ours or tensorboardX's)")
+    rows.append(
+        Row(
+            f"histogram.add_histogram/tbx.{n:.0e}",
+            w["ours"] * 1e3,
+            w["tbx"] * 1e3,
+            "ms",
+            None,
+            "SummaryWriter.add_histogram vs tensorboardX 2.6.5",
+        )
+    )
+    return rows
+
+
+def _histograms_written(logdir: str, tag: str) -> list[list[float]]:
+    """The bucket lists of every histogram of ``tag`` in the event files under ``logdir``."""
+    from npsummary._format.record import iter_records
+    from npsummary.proto import Event
+
+    found = []
+    for path in sorted(Path(logdir).rglob("*tfevents*")):
+        for payload in iter_records(path.read_bytes()):
+            for value in Event.FromString(payload).summary.value:
+                if value.tag == tag and value.HasField("histo"):
+                    found.append(list(value.histo.bucket))
+    return found
 
 
 # -- video and GIF decoding ----------------------------------------------------------------------

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -140,6 +140,45 @@ def test_tf1_float16_bool_and_ints_match_float64() -> None:
             b.sum,
             b.sum_squares,
         )
+
+
+def _sequential_sums_with_daz(x: np.ndarray) -> tuple[float, float]:
+    """TF's loop: ``sum += v; sum_squares += v * v`` in double, a subnormal input or square
+    read as zero (denormals-are-zero), in input order."""
+    tiny = sys.float_info.min
+    s = q = 0.0
+    for v in x.astype(np.float64).ravel().tolist():
+        if not np.isfinite(v):
+            continue
+        v = 0.0 if abs(v) < tiny else v
+        sq = v * v
+        s += v
+        q += 0.0 if sq < tiny else sq
+    return s, q
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    hnp.arrays(
+        st.sampled_from([np.float32, np.float64]),
+        st.integers(0, 300),
+        elements=st.one_of(
+            st.floats(allow_subnormal=True, width=32),
+            st.floats(-1e-150, 1e-150),  # squares below the smallest normal double
+            st.floats(-1e-300, 1e-300, allow_subnormal=True),
+        ),
+    )
+)
+@example(np.array([5e-324, -1e-310, 1e-320]))  # subnormal inputs flushed
+@example(np.array([1e-160, -3e-170]))  # normal inputs, subnormal squares flushed
+@example(np.array([1e-40, -1e-45, 3e-39], np.float32))  # float32 subnormals: kept
+def test_tf1_exact_sums_are_sequential_with_flushed_subnormals(x: np.ndarray) -> None:
+    # float32 chunks skip the flush (their values and squares are never subnormal doubles);
+    # float64 chunks flush inputs and squares: both must equal TF's loop bit for bit.
+    h = H.tf1_histogram(x, exact_sum=True)
+    s, q = _sequential_sums_with_daz(x)
+    assert _bits(h.sum) == _bits(s) and _bits(h.sum_squares) == _bits(q)
 
 
 def test_negative_zero_rules() -> None:
@@ -736,19 +775,187 @@ def test_bfloat16_via_ml_dtypes() -> None:
     assert np.array_equal(H.tf2_buckets(xb)[0], H.tf2_buckets(x)[0])
 
 
-def test_memory_is_bounded() -> None:
+def _two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    for module in (_source, tf1):
+        monkeypatch.setattr(module, "second_core_free", lambda: True)
+
+
+def _pass_fields(st: _source.Stats, counts: np.ndarray) -> tuple[object, ...]:
+    return (
+        counts.tobytes(),
+        st.n,
+        _bits(st.mn),
+        _bits(st.mx),
+        _bits(st.sum),
+        _bits(st.sum_squares),
+        st.nonfinite,
+        sorted(st.bad),
+    )
+
+
+def test_tf1_pass_in_two_threads_is_one_pass_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_cores(monkeypatch)  # the threaded path on any runner
+    # From 8 chunks on, the second half is counted by a thread and merged in input order:
+    # counts, extremes (which of -0.0/0.0 comes first), sums and the non-finite chunks must
+    # be exactly those of one sequential pass.
+    chunk = _source.CHUNK
+    n = 9 * chunk + 12345
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal(n).astype(np.float32)
+    nonfinite = x.copy()
+    nonfinite[[5, n - 3]] = np.nan
+    nonfinite[n // 2 + 7] = np.inf
+    nonfinite[6 * chunk] = -np.inf
+    zeros = np.abs(x)
+    zeros[chunk + 1] = 0.0  # the minimum, first in the first half
+    zeros[7 * chunk + 2] = -0.0  # an equal minimum in the second half: the first one stays
+    ties = -zeros
+    cases = {
+        "normal": x,
+        "nonfinite": nonfinite,
+        "zeros": zeros,
+        "ties": ties,
+        "float64": x.astype(np.float64) * 1e-3,
+        "2-D": x[: 9 * chunk].reshape(9, chunk),
+        "reversed view": x[::-1],
+        "int16": rng.integers(-1000, 1000, n).astype(np.int16),
+        "constant": np.full(n, 3.5, np.float32),
+        "all nan in one half": np.where(np.arange(n) >= n // 2, np.nan, x).astype(np.float32),
+    }
+    for name, v in cases.items():
+        assert _source.split_in_two(_source.Source(v)) is not None, name
+        for exact_sum, moments in ((False, False), (True, False), (False, True), (True, True)):
+            # the last three: a thread counts, this one sums (in input order)
+            kw = {"exact_sum": exact_sum, "moments": moments}
+            two = tf1.tf1_pass(_source.Source(v), **kw)
+            one = tf1.tf1_pass(_source.Source(v), parallel=False, **kw)
+            assert _pass_fields(*two) == _pass_fields(*one), (name, kw)
+            if moments:
+                assert (_bits(two[0].mean), _bits(two[0].m2)) == (
+                    _bits(one[0].mean),
+                    _bits(one[0].m2),
+                ), (name, kw)
+    strided = np.asfortranarray(nonfinite[: 9 * chunk].reshape(chunk, 9))  # not one flat run
+    assert _source.split_in_two(_source.Source(strided)) is None
+    two = tf1.tf1_pass(_source.Source(strided), exact_sum=False, moments=False)
+    one = tf1.tf1_pass(_source.Source(strided), exact_sum=False, moments=False, parallel=False)
+    assert _pass_fields(*two) == _pass_fields(*one)
+
+
+def _tf2_reference_counts(x: np.ndarray, k: int) -> np.ndarray:
+    """TF's v3 formula in float64: ``min(floor((x - min) / width), k - 1)``."""
+    mn, mx = x.min(), x.max()
+    index = np.minimum(np.floor((x - mn) / ((mx - mn) / k)).astype(np.int64), k - 1)
+    return np.bincount(index, minlength=k)
+
+
+def test_tf2_in_two_threads_is_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_cores(monkeypatch)  # the threaded path on any runner
+    # min/max scan and bucketing of 8 chunks or more run as two halves in two threads
+    chunk = _source.CHUNK
+    n = 9 * chunk + 777
+    rng = np.random.default_rng(22)
+    x = rng.standard_normal(n).astype(np.float32)
+    x[[3, n - 5]] = np.nan
+    x[6 * chunk + 1] = -np.inf
+    x[7 * chunk] = 40.0  # the maximum, in the second half
+    assert _source.split_in_two(_source.Source(x)) is not None
+    one = _source.scan_minmax(_source.Source(x), parallel=False)
+    two = _source.scan_minmax(_source.Source(x))
+    assert (two.n, _bits(two.mn), _bits(two.mx), two.nonfinite, two.bad) == (
+        one.n,
+        _bits(one.mn),
+        _bits(one.mx),
+        one.nonfinite,
+        one.bad,
+    )
+    for v in (x, x.astype(np.float64)):
+        got, nf = H.tf2_buckets(v, 30)
+        fin = v[np.isfinite(v)].astype(np.float64)
+        assert nf == one.nonfinite
+        assert got[-1, 1] == 40.0 and np.array_equal(got[:, 2], _tf2_reference_counts(fin, 30))
+
+
+def test_tf1_pass_in_two_threads_reraises_the_workers_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _two_cores(monkeypatch)
+    real = tf1.stats_pass
+
+    def failing_second_half(src: object, st: _source.Stats, add: object = None) -> object:
+        if st._chunk_sums is not None:  # the worker's statistics record their chunk sums
+            raise MemoryError("second half")
+        return real(src, st, add)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tf1, "stats_pass", failing_second_half)
+    x = np.zeros(9 * _source.CHUNK, np.float32)
+    with pytest.raises(MemoryError, match="second half"):
+        H.tf1_histogram(x)
+
+    def failing_count(self: object, c: np.ndarray) -> None:
+        raise MemoryError("counting thread")
+
+    monkeypatch.setattr(tf1._Tf1Counter, "add", failing_count)
+    with pytest.raises(MemoryError, match="counting thread"):
+        H.tf1_histogram(x, exact_sum=True)
+
+
+def test_no_free_core_counts_in_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    for module in (_source, tf1):
+        monkeypatch.setattr(module, "second_core_free", lambda: False)
+    started = []
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name))
+    x = np.random.default_rng(23).standard_normal(9 * _source.CHUNK).astype(np.float32)
+    assert _source.split_in_two(_source.Source(x)) is None
+    assert H.tf1_histogram(x).num == x.size == H.tf1_histogram(x, exact_sum=True).num
+    assert H.tf2_buckets(x)[0][:, 2].sum() == x.size
+    assert started == []
+
+
+def test_second_core_free_needs_two_cpus_and_a_low_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    def load(value: float) -> None:
+        monkeypatch.setattr(os, "getloadavg", lambda: (value, value, value))
+
+    monkeypatch.setattr(_source, "_usable_cores", lambda: 1)
+    load(0.0)
+    assert not _source.second_core_free()
+    monkeypatch.setattr(_source, "_usable_cores", lambda: 2)
+    assert _source.second_core_free()
+    load(1.5)  # this process alone, and its threads now and then
+    assert _source.second_core_free()
+    load(1.9)  # another busy process: the halves would queue for one core
+    assert not _source.second_core_free()
+
+    def no_load_average() -> tuple[float, float, float]:
+        raise OSError("no load average")
+
+    monkeypatch.setattr(os, "getloadavg", no_load_average)
+    assert _source.second_core_free()
+
+
+def test_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    _two_cores(monkeypatch)  # the threaded path on any runner
     rng = np.random.default_rng(16)
     small = rng.standard_normal(1_000_000).astype(np.float32)
     big = rng.standard_normal(6_000_000).astype(np.float32)  # 24 MiB
-    for fn in (
-        H.tf1_histogram,
-        H.tf2_buckets,
-        H.variable_stats,
-        lambda v: H.binned_histogram(v, 30),
-        lambda v: H.binned_histogram(v, "fd"),
+    # TF1 and TF2 count inputs of 8 chunks or more in two threads, whose second set of chunk
+    # buffers is a constant, not a growth: compare two sizes past that threshold
+    small_threaded = big[:2_000_000]
+    assert _source.split_in_two(_source.Source(small_threaded)) is not None
+    for fn, sizes in (
+        (H.tf1_histogram, (small_threaded, big)),
+        (lambda v: H.binned_histogram(v, "tensorflow"), (small_threaded, big)),
+        (H.tf2_buckets, (small_threaded, big)),
+        (H.variable_stats, (small, big)),
+        (lambda v: H.binned_histogram(v, 30), (small, big)),
+        (lambda v: H.binned_histogram(v, "fd"), (small, big)),
     ):
         peaks = []
-        for x in (small, big):
+        for x in sizes:
             tracemalloc.start()
             fn(x)
             peaks.append(tracemalloc.get_traced_memory()[1])

@@ -2,7 +2,9 @@
 
 Pure functions: arrays in, arrays and small dataclasses out, with bounded extra memory whatever
 the input size. They never know a tag and never warn about data: what a caller must tell the
-user (non-finite values left out, bins grouped) is recorded on the result.
+user (non-finite values left out, bins grouped) is recorded on the result. TF1 and TF2 buckets
+of large inputs (about 1e6 values or more) are counted with one short-lived second thread when
+a second CPU is free; it has ended when the function returns, and results are the same.
 
 * :mod:`._results` — result types (:class:`LegacyHistogram`, :class:`NonFinite`,
   :class:`VariableStats`) and TF1's bucket limits;

@@ -12,14 +12,21 @@ Statistics (:class:`Stats`): min and max compare like TF's loop; ``sum``/``sum_s
 chunked float64 sums (dot products over rows of 1024 values, then pairwise; about 1e-15
 relative to the sum of magnitudes), or with ``exact_sum`` TF's sequential double sums bit for
 bit under its denormals-are-zero mode; optional Chan moments give mean and variance.
+
+Two threads (:func:`split_in_two`, :func:`in_two_threads`): a large input splits at a chunk
+boundary into two sources whose statistics merge in input order (:meth:`Stats.absorb`), so a
+core can hand one half to a second thread and get the result of one pass; only when a second
+core is free (:func:`second_core_free`).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import os
 import sys
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 
@@ -27,17 +34,26 @@ from ._results import ArrayLike, F64Array, LegacyHistogram, NonFinite
 
 __all__ = [
     "CHUNK",
+    "PARALLEL_MIN_CHUNKS",
     "Kahan",
     "Source",
     "Stats",
     "finite_chunks",
     "fix_zero_signs",
+    "in_two_threads",
     "legacy",
     "scan_minmax",
+    "second_core_free",
+    "split_in_two",
     "stats_pass",
 ]
 
 CHUNK = 1 << 17
+# Inputs of this many chunks or more (~1e6 values, a few ms) are worth a second thread.
+PARALLEL_MIN_CHUNKS = 8
+
+_Here = TypeVar("_Here")
+_There = TypeVar("_There")
 
 
 class Source:
@@ -155,6 +171,7 @@ class Kahan:
 # Half the cost of square-then-sum; measured within 5e-16 of the exact sum of squares (NumPy's
 # pairwise sum: 2e-16). Longer rows are no faster and less accurate.
 _ROW = 1024
+_TINY = sys.float_info.min  # the smallest normal double
 
 
 @functools.cache
@@ -179,7 +196,14 @@ def _vecdot(a: F64Array, b: F64Array) -> F64Array:
 class Stats:
     """Streaming min/max/count/sum/sum of squares (and optionally Chan moments)."""
 
-    def __init__(self, *, exact_sum: bool = False, moments: bool = False, cap: int = 1) -> None:
+    def __init__(
+        self,
+        *,
+        exact_sum: bool = False,
+        moments: bool = False,
+        cap: int = 1,
+        record_sums: bool = False,
+    ) -> None:
         self.n = 0
         self.mn = math.inf
         self.mx = -math.inf
@@ -194,7 +218,13 @@ class Stats:
         self.mean = 0.0
         self.m2 = 0.0
         self._x64 = np.empty(cap, np.float64)
-        self._tmp = np.empty(cap + 1, np.float64)
+        self._tmp = np.empty(cap if moments else 0, np.float64)
+        # exact sums: (sum, sum of squares) pairs, read as complex numbers by one cumsum
+        self._complex = np.empty(cap + 1 if exact_sum else 0, np.complex128)
+        self._pairs = self._complex.view(np.float64).reshape(-1, 2)
+        self._mask = np.empty(cap if exact_sum else 0, np.bool_)
+        # record_sums: keep each chunk's (sum, sum of squares) for absorb() instead of adding
+        self._chunk_sums: list[tuple[float, float]] | None = [] if record_sums else None
 
     def finite(self, index: int, c: np.ndarray) -> np.ndarray:
         """Update min/max/non-finite counts; return the finite part of ``c``."""
@@ -217,48 +247,102 @@ class Stats:
         self.n += int(c.size)
         return c
 
-    def sums(self, c: np.ndarray) -> np.ndarray:
-        """Accumulate sum/sum_squares of a finite chunk; return it as float64."""
+    def sums(self, c: np.ndarray) -> None:
+        """Accumulate sum/sum_squares (and moments) of a finite chunk."""
         with np.errstate(over="ignore", invalid="ignore"):
-            return self._sums(c)
+            self._sums(c)
 
-    def _sums(self, c: np.ndarray) -> np.ndarray:
-        n = c.size
-        if c.dtype == np.float64:
-            x64 = c
-        else:
-            x64 = self._x64[:n]
-            x64[...] = c
+    def _sums(self, c: np.ndarray) -> None:
         if self.exact_sum:
-            # TF adds doubles one by one in input order; cumsum is that sequential loop.
-            # Its denormals-are-zero / flush-to-zero mode is applied to inputs and squares.
-            t = self._tmp[: n + 1]
-            t[0] = self._seq_sum
-            t[1:] = x64
-            _flush_subnormals(t[1:])
-            np.cumsum(t, out=t)
-            self._seq_sum = float(t[n])
-            t[0] = self._seq_sq
-            np.multiply(x64, x64, out=t[1:])
-            _flush_subnormals(t[1:])
-            np.cumsum(t, out=t)
-            self._seq_sq = float(t[n])
+            self._exact_sums(c)
+            if self.moments:
+                self._merge_moments(self._as_float64(c))
+            return
+        x64 = self._as_float64(c)
+        n = c.size
+        m = n - n % _ROW
+        s = q = 0.0
+        if m:
+            rows = x64[:m].reshape(-1, _ROW)
+            s = float(_vecdot(rows, _ones_row()).sum())
+            q = float(_vecdot(rows, rows).sum())
+        if m < n:
+            tail = x64[m:]
+            s += float(tail.sum())
+            q += float(np.dot(tail, tail))
+        if self._chunk_sums is not None:
+            self._chunk_sums.append((s, q))
         else:
-            m = n - n % _ROW
-            s = q = 0.0
-            if m:
-                rows = x64[:m].reshape(-1, _ROW)
-                s = float(_vecdot(rows, _ones_row()).sum())
-                q = float(_vecdot(rows, rows).sum())
-            if m < n:
-                tail = x64[m:]
-                s += float(tail.sum())
-                q += float(np.dot(tail, tail))
             self._sum.add(s)
             self._sq.add(q)
         if self.moments:
             self._merge_moments(x64)
+
+    def absorb(self, later: Stats, offset: int) -> None:
+        """Add the statistics of the chunks that follow these, ``later`` (made with
+        ``record_sums``, without exact sums or moments; its chunk ``i`` is chunk ``offset + i``
+        here): the result is the same, bit for bit, as one pass over all the chunks."""
+        if later._chunk_sums is None or later.exact_sum or later.moments:
+            raise ValueError("absorb() takes statistics made with record_sums only")
+        self.n += later.n
+        if later.mn < self.mn:  # strictly: of equal extremes the first stays, as in one pass
+            self.mn = later.mn
+        if later.mx > self.mx:
+            self.mx = later.mx
+        self.nonfinite = self.nonfinite + later.nonfinite
+        self.bad.update(offset + i for i in later.bad)
+        for s, q in later._chunk_sums:
+            self._sum.add(s)
+            self._sq.add(q)
+
+    def _as_float64(self, c: np.ndarray) -> np.ndarray:
+        if c.dtype == np.float64:
+            return c
+        x64 = self._x64[: c.size]
+        x64[...] = c
         return x64
+
+    def _exact_sums(self, c: np.ndarray) -> None:
+        """TF's ``sum += v; sum_squares += v * v`` in double, one value after the other.
+
+        np.cumsum is that sequential loop, and one cumsum over complex128 runs both: the real
+        parts carry the sum and the imaginary parts the sum of squares, each added exactly as
+        a double (complex addition adds the parts separately), in half the time of two
+        cumsums. TF's denormals-are-zero / flush-to-zero mode is applied to inputs and
+        squares; a float32 value is a normal double or zero, and so is its square (the
+        smallest, 2**-298, is far above 2**-1022), so float32 chunks have nothing to flush."""
+        n = c.size
+        pairs = self._pairs[: n + 1]
+        pairs[0, 0] = self._seq_sum
+        pairs[0, 1] = self._seq_sq
+        values = pairs[1:, 0]
+        squares = pairs[1:, 1]
+        values[...] = c
+        if c.dtype == np.float32:
+            np.multiply(values, values, out=squares)
+        else:
+            np.multiply(c, c, out=squares)
+            self._flush_subnormals(values, magnitude=True)
+            self._flush_subnormals(squares, magnitude=False)
+        z = self._complex[: n + 1]
+        np.cumsum(z, out=z)
+        self._seq_sum = float(pairs[n, 0])
+        self._seq_sq = float(pairs[n, 1])
+
+    def _flush_subnormals(self, a: F64Array, *, magnitude: bool) -> None:
+        """Set the subnormal entries of ``a`` to zero (``magnitude=False``: ``a`` is known to
+        be non-negative), in preallocated buffers: only float64 chunks are flushed, and those
+        are read in place, which leaves ``_x64`` free for the magnitudes."""
+        n = a.size
+        mask = self._mask[:n]
+        if magnitude:
+            absolute = self._x64[:n]
+            np.abs(a, out=absolute)
+            np.less(absolute, _TINY, out=mask)
+        else:
+            np.less(a, _TINY, out=mask)
+        if mask.any():
+            a[mask] = 0.0
 
     def _merge_moments(self, x64: np.ndarray) -> None:
         n_c = x64.size
@@ -307,10 +391,6 @@ def legacy(
     )
 
 
-def _flush_subnormals(a: F64Array) -> None:
-    a[np.abs(a) < sys.float_info.min] = 0.0
-
-
 def fix_zero_signs(src: Source, mn: float, mx: float) -> tuple[float, float]:
     """TF's ``if (min_ > v) min_ = v`` under denormals-are-zero keeps the first of the values
     that compare equal to zero (zeros and subnormals): an extreme in that class is the first
@@ -347,8 +427,87 @@ def stats_pass(src: Source, st: Stats, add: Callable[[np.ndarray], None] | None 
     return st
 
 
-def scan_minmax(src: Source) -> Stats:
-    st = Stats()
+@functools.cache
+def _usable_cores() -> int:
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        return len(affinity(0))
+    return os.cpu_count() or 1
+
+
+def second_core_free() -> bool:
+    """Whether a second thread can be expected to run at once with this one: the process may
+    run on two CPUs or more, and the system's one-minute load average (where there is one)
+    leaves one of them free. On a busy machine the two halves queue for the same time slices
+    and the thread only adds switches (measured: up to ~15% slower), so large inputs are then
+    counted in one thread as before."""
+    cores = _usable_cores()
+    if cores < 2:
+        return False
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform
+        return True
+    return load < cores - 0.25  # this process itself counts about 1 while it runs
+
+
+def split_in_two(src: Source) -> tuple[Source, Source, int] | None:
+    """The two halves of a large ``src`` (:data:`PARALLEL_MIN_CHUNKS` chunks or more) split at
+    a chunk boundary, and the index the first chunk of the second has in ``src``; ``None``
+    when ``src`` is smaller, does not read as one flat run (C-contiguous, or 1-D), or no
+    second core is free."""
+    arr = src.arr
+    if src.size < PARALLEL_MIN_CHUNKS * CHUNK or not (arr.flags.c_contiguous or arr.ndim == 1):
+        return None
+    if not second_core_free():
+        return None
+    flat = arr.reshape(-1)
+    offset = src.size // CHUNK // 2
+    cut = offset * CHUNK
+    return Source(flat[:cut]), Source(flat[cut:]), offset
+
+
+def in_two_threads(here: Callable[[], _Here], there: Callable[[], _There]) -> tuple[_Here, _There]:
+    """``here()`` in this thread while a new thread runs ``there()`` (NumPy's loops release the
+    GIL, so on two free cores both run at once). Both have ended when this returns; an
+    exception from either is raised here."""
+    import threading
+
+    results: list[_There] = []
+    errors: list[BaseException] = []
+
+    def run_there() -> None:
+        try:
+            results.append(there())
+        except BaseException as exc:  # re-raised by the caller's thread
+            errors.append(exc)
+
+    worker = threading.Thread(target=run_there, name="npsummary-histogram", daemon=True)
+    worker.start()
+    try:
+        mine = here()
+    finally:
+        worker.join()
+    if errors:
+        raise errors[0]
+    return mine, results[0]
+
+
+def scan_minmax(src: Source, *, parallel: bool = True) -> Stats:
+    """Min, max, count and non-finite values of ``src``; halves of a large input in two
+    threads, merged in input order (the same result as one pass)."""
+    halves = split_in_two(src) if parallel else None
+    if halves is None:
+        return _scan_minmax(src, Stats())
+    first, second, offset = halves
+    st, later = in_two_threads(
+        lambda: _scan_minmax(first, Stats()), lambda: _scan_minmax(second, Stats(record_sums=True))
+    )
+    st.absorb(later, offset)
+    return st
+
+
+def _scan_minmax(src: Source, st: Stats) -> Stats:
     for i, c in enumerate(src.chunks()):
         st.finite(i, c)
     return st

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from .._common.convert import check_int
 from ._results import ArrayLike, F64Array, IntArray, NonFinite
-from ._source import Source, Stats, finite_chunks, scan_minmax
+from ._source import Source, Stats, finite_chunks, in_two_threads, scan_minmax, split_in_two
 
 __all__ = ["DEFAULT_BUCKET_COUNT", "tf2_buckets"]
 
@@ -167,7 +167,7 @@ def tf2_buckets(
 
     Identical edges and counts to TensorBoard's ``histogram_pb`` on the finite values. Two
     passes over the data: edges depend on min and max, so one fused min/max scan comes first,
-    then one bucketing scan.
+    then one bucketing scan; each runs the two halves of a large input in two threads.
 
     Args:
       values: real array of any shape.
@@ -225,13 +225,36 @@ def _counts_and_edges(
             and k <= 4096
             and _reciprocal_is_exact(float(mn), float(mx), float(width), k)
         )
-        counter = _EqualWidthCounter(k, float(mn), float(width), multiply=multiply, cap=src.chunk)
-        for c in finite_chunks(src, st.bad):
-            counter.add(c)
-        counts = counter.counts()
+        counts = _count(src, st, k, float(mn), float(width), multiply)
         with np.errstate(over="ignore", invalid="ignore"):  # k * step may round past max
             edges = np.linspace(mn, mx, k + 1)
     return counts, edges
+
+
+def _count(src: Source, st: Stats, k: int, mn: float, width: float, multiply: bool) -> IntArray:
+    """The counts of the finite values of ``src``; the halves of a large input in two
+    threads (counts add up, so the result is the same)."""
+    halves = split_in_two(src)
+    if halves is None:
+        counter = _EqualWidthCounter(k, mn, width, multiply=multiply, cap=src.chunk)
+        return _count_chunks(src, st.bad, counter)
+    first, second, offset = halves
+    # both counters' buffers exist before the thread starts: the peak memory does not depend
+    # on how the two threads interleave
+    a = _EqualWidthCounter(k, mn, width, multiply=multiply, cap=first.chunk)
+    b = _EqualWidthCounter(k, mn, width, multiply=multiply, cap=second.chunk)
+    first_bad = {i for i in st.bad if i < offset}
+    second_bad = {i - offset for i in st.bad if i >= offset}
+    counts_a, counts_b = in_two_threads(
+        lambda: _count_chunks(first, first_bad, a), lambda: _count_chunks(second, second_bad, b)
+    )
+    return counts_a + counts_b
+
+
+def _count_chunks(src: Source, bad: set[int], counter: _EqualWidthCounter) -> IntArray:
+    for c in finite_chunks(src, bad):
+        counter.add(c)
+    return counter.counts()
 
 
 def _tf2_counts_scaled(

@@ -1,0 +1,135 @@
+"""Where the TF1 bucket pass spends its time on 10^7 float32, stage by stage, next to its anchor.
+
+    python benchmarks/profile_tf1.py             # 15 rounds, wall-clock medians
+    python benchmarks/profile_tf1.py --cpu       # process CPU time (less moved by other load)
+
+The pass of ``tf1_histogram(x)`` is rebuilt here from the same NumPy calls, one stage added at a
+time over the same 2^17-element chunks, so that the difference between two rows is the cost of
+one stage inside the pipeline (with its cache effects), not in isolation:
+
+1. min and max of the chunk (the finite check; non-finite values take a slower branch);
+2. the float64 copy the sums read;
+3. sum and sum of squares (row dot products over rows of 1024, as ``_source.Stats``);
+4. the bucket key: shift, gather from the 8192-cell offset table, add, shift (``tf1._Tf1Counter``);
+5. ``np.bincount`` of the keys: the full pass.
+
+"key + count" is stages 4-5 alone: the floor of exact TF1 bucketing with NumPy primitives,
+whatever the statistics cost. ``tf1_histogram`` counts inputs this large in two threads when
+two CPUs are usable; "tf1_pass, one thread" is the same pass without them. Every round runs the
+stages, the library's own calls and the anchors in turn; the final counts are checked against
+the library's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from npsummary._histogram import tf1
+from npsummary._histogram._source import Source
+
+N = 10**7
+CHUNK = 1 << 17
+ROW = 1024
+
+
+def pipeline(x: np.ndarray, stages: int, *, stats: bool = True) -> np.ndarray:
+    """The first ``stages`` stages of the TF1 pass (``stats=False``: stages 4-5 only)."""
+    off, _ = tf1._tf1_offsets32()
+    shift = tf1._tf1_table32().shift
+    size = tf1._KEY_TOP + 1
+    idx = np.empty(CHUNK, np.uint32)
+    key = np.empty(CHUNK, np.uint32)
+    x64 = np.empty(CHUNK)
+    ones = np.ones(ROW)
+    acc = np.zeros(size, np.int64)
+    mn, mx, s, q = math.inf, -math.inf, 0.0, 0.0
+    for i in range(0, x.size, CHUNK):
+        c = x[i : i + CHUNK]
+        m = c.size
+        if stats and stages >= 1:
+            lo, hi = float(c.min()), float(c.max())
+            mn, mx = min(mn, lo), max(mx, hi)
+        if stats and stages >= 2:
+            a = x64[:m]
+            np.copyto(a, c)
+        if stats and stages >= 3:
+            rows = a[: m - m % ROW].reshape(-1, ROW)
+            s += float(np.vecdot(rows, ones).sum())
+            q += float(np.vecdot(rows, rows).sum())
+        if stages >= 4:
+            b = c.view(np.uint32)
+            k, j = key[:m], idx[:m]
+            np.right_shift(b, shift, out=j)
+            np.take(off, j, out=k, mode="wrap")
+            np.add(k, b, out=k)
+            np.right_shift(k, shift, out=k)
+        if stages >= 5:
+            acc += np.bincount(k, minlength=size)
+    return acc
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--cpu", action="store_true", help="time with process CPU time")
+    args = ap.parse_args()
+    clock = time.process_time if args.cpu else time.perf_counter
+
+    x = np.random.default_rng(0).standard_normal(N).astype(np.float32)
+    index = np.searchsorted(np.linspace(-5, 5, 1551), x).astype(np.intp)
+    fns: dict[str, Callable[[], object]] = {
+        "np.bincount(index) [anchor]": lambda: np.bincount(index, minlength=1552),
+        "np.sum(x)": lambda: np.sum(x),
+        "1 min/max": lambda: pipeline(x, 1),
+        "2 + float64 copy": lambda: pipeline(x, 2),
+        "3 + sums": lambda: pipeline(x, 3),
+        "4 + bucket key": lambda: pipeline(x, 4),
+        "5 + bincount (full pass)": lambda: pipeline(x, 5),
+        "key + count only (4-5)": lambda: pipeline(x, 5, stats=False),
+        "tf1_pass, one thread": lambda: tf1.tf1_pass(
+            Source(x), exact_sum=False, moments=False, parallel=False
+        ),
+        "tf1_histogram(x)": lambda: tf1.tf1_histogram(x),
+        "tf1_histogram(x, exact_sum=True)": lambda: tf1.tf1_histogram(x, exact_sum=True),
+    }
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for fn in fns.values():
+        fn()  # warm-up: tables, allocator
+    for _ in range(args.rounds):
+        for name, fn in fns.items():
+            start = clock()
+            fn()
+            times[name].append(clock() - start)
+    full = pipeline(x, 5)
+    counter = tf1._Tf1Counter(np.dtype(np.float32), CHUNK)
+    for i in range(0, N, CHUNK):
+        counter.add(x[i : i + CHUNK])
+    if not np.array_equal(full, counter.keys):
+        raise SystemExit("check failed: the rebuilt pass counts differently from the library")
+
+    med = {name: statistics.median(t) * 1e3 for name, t in times.items()}
+    anchor = med["np.bincount(index) [anchor]"]
+    print(f"load average {os.getloadavg()}")
+    print(f"{'':34s} {'ms':>8s} {'/anchor':>8s} {'stage ms':>9s}")
+    prev = 0.0
+    for name, t in med.items():
+        stage = ""
+        if name[0].isdigit():
+            stage = f"{t - prev:9.2f}"
+            prev = t
+        print(f"{name:34s} {t:8.2f} {t / anchor:8.2f} {stage}")
+
+
+if __name__ == "__main__":
+    main()
