@@ -33,7 +33,7 @@ U32Array = npt.NDArray[np.uint32]
 _POLY = np.uint32(0x82F63B78)
 _MASK_DELTA = 0xA282EAD8
 _MIN_GROUP = 32  # fewer payloads of one length: one C call each
-_MAX_LENGTH = 1024  # longer payloads: one C call each (the call overhead matters less there)
+_MAX_LENGTH = 512  # longer payloads: one C call each (the call overhead matters less there)
 _MAX_COLUMNS = 64  # more differing columns than this: one C call each is cheaper
 _SAMPLE = 64  # rows looked at first to decide whether a group can gain
 
@@ -52,7 +52,7 @@ _SHIFTS: U32Array = _T0[None, :]
 
 def _shift_tables(depth: int) -> U32Array:
     """``T[d][b]`` for ``d < depth``: byte ``b`` followed by ``d`` zero bytes (grown on demand;
-    the module keeps the largest, ``_MAX_LENGTH`` rows at most, 1 MiB)."""
+    the module keeps the largest, ``_MAX_LENGTH`` rows at most, 512 KiB)."""
     global _SHIFTS
     tables = _SHIFTS
     if tables.shape[0] >= depth:

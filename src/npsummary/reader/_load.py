@@ -18,7 +18,7 @@ from .. import proto
 from .._format.pngread import MAX_IMAGE_PIXELS
 from .._format.record import CorruptRecordError
 from ._discover import Run, discover
-from ._fastscalar import FastScalars, match_scalars
+from ._fastscalar import Checked, FastScalars, match_scalars
 from ._framing import ReadStats, RecordBatch, read_batches
 from ._io import FileSystem
 from ._values import KINDS, convert, decode_media, kind_of
@@ -76,6 +76,7 @@ class _Collector:
         self.max_image_pixels = max_image_pixels
         self.seq = 0
         self._wanted: dict[str, bool] = {}
+        self._checked: Checked = {}
 
     def wanted(self, tag: str) -> bool:
         ok = self._wanted.get(tag)
@@ -105,7 +106,7 @@ class _Collector:
         fast = None
         slow = np.ones(n, bool)
         if n >= 64:
-            fast = match_scalars(batch.buf, batch.starts, batch.ends)
+            fast = match_scalars(batch.buf, batch.starts, batch.ends, self._checked)
             slow[fast.index] = False
         rest = np.flatnonzero(slow)
         events = self._parse(batch, rest)
@@ -151,7 +152,10 @@ class _Collector:
         """File the bulk-decoded scalars. Returns the records sent back to the general path:
         groups that turn out not to be scalars of this run (another plugin's float tensors)."""
         back: list[np.ndarray] = []
-        order = np.argsort(fast.group, kind="stable")
+        group = fast.group
+        if len(fast.tags) <= 1 << 16:
+            group = group.astype(np.uint16)  # a stable sort of 16-bit keys is a radix sort
+        order = np.argsort(group, kind="stable")
         bounds = np.searchsorted(fast.group[order], np.arange(len(fast.tags) + 1))
         for g, (tag, meta) in enumerate(zip(fast.tags, fast.metadata, strict=True)):
             sel = order[bounds[g] : bounds[g + 1]]
