@@ -156,7 +156,7 @@ class _Collector:
         if len(fast.tags) <= 1 << 16:
             group = group.astype(np.uint16)  # a stable sort of 16-bit keys is a radix sort
         order = np.argsort(group, kind="stable")
-        bounds = np.searchsorted(fast.group[order], np.arange(len(fast.tags) + 1))
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(group, minlength=len(fast.tags)))))
         for g, (tag, meta) in enumerate(zip(fast.tags, fast.metadata, strict=True)):
             sel = order[bounds[g] : bounds[g + 1]]
             if not sel.size:
@@ -181,7 +181,7 @@ class _Collector:
             parts.seq.append(fast.index[sel] + self.seq)
             parts.steps.append(fast.steps[sel])
             parts.walls.append(fast.wall_times[sel])
-            parts.values.append(fast.values[sel].astype(np.float64))
+            parts.values.append(fast.values[sel])
         return np.sort(np.concatenate(back)) if back else np.zeros(0, np.int64)
 
     def _value(self, value: Any, seq: int, step: int, wall: float, path: str, offset: int) -> None:
