@@ -147,7 +147,7 @@ def _same_length(u8: npt.NDArray[np.uint8], buf: bytes, starts: IntArray, length
         if not near_end.all():
             out[~near_end] = _same_length(u8, buf, starts[~near_end], length)
         return out
-    windows = np.lib.stride_tricks.sliding_window_view(u8, width)
+    windows = np.ndarray((u8.size - width + 1, width), np.uint8, u8, strides=(1, 1))
     if _differing_columns(windows[starts[:_SAMPLE]], length).size > _MAX_COLUMNS:
         return _one_by_one(buf, starts, starts + length)
     rows = windows[starts]  # a copy: at most the chunk's payload bytes, plus 7 per record

@@ -108,7 +108,7 @@ _ONES = np.uint64(0x0101010101010101)
 def _short_varints(u8: npt.NDArray[np.uint8], pos: IntArray) -> tuple[IntArray, IntArray]:
     """As :func:`_varint`, reading each varint as one little-endian word: branch-free for the
     varints of up to 8 bytes (steps below 2**56); the longer ones go through :func:`_varint`."""
-    word = np.lib.stride_tricks.sliding_window_view(u8, 8)[pos].view("<u8").reshape(-1)
+    word = np.ndarray((u8.size - 7, 8), np.uint8, u8, strides=(1, 1))[pos].view("<u8").reshape(-1)
     stops = ~word & _HIGH  # the high bit of every byte that ends a varint
     last = stops & (~stops + np.uint64(1))  # the first of them
     mask = (last << np.uint64(1)) - np.uint64(1)  # the varint's bytes (0 - 1: all eight)
@@ -211,7 +211,7 @@ def _check_record(
 
 def _rows(u8: npt.NDArray[np.uint8], starts: IntArray, width: int) -> npt.NDArray[np.uint8]:
     """``width`` bytes from each start (a copy); past the buffer's end, zeros."""
-    windows = np.lib.stride_tricks.sliding_window_view(u8, width)
+    windows = np.ndarray((u8.size - width + 1, width), np.uint8, u8, strides=(1, 1))
     if int(starts[-1]) + width <= u8.size:  # starts ascend
         rows: npt.NDArray[np.uint8] = windows[starts]
         return rows
