@@ -10,7 +10,7 @@ one record if larger) is framed with array operations:
 3. If the headers chain (each record ends where the next begins), they are the records; else
    (corruption, or a header-like byte pattern inside a payload) the chain is walked record by
    record from the first, resynchronising on the next valid header after a corrupt one.
-4. Payload CRCs are checked with one C call each.
+4. Payload CRCs are checked in bulk, exactly, per record (:mod:`._crc`).
 
 A corrupt stretch (a bad length CRC up to the next valid header, or a record whose payload fails
 its CRC) is skipped and counted in :class:`ReadStats`; ``strict=True`` raises
@@ -23,14 +23,14 @@ length, because no read goes past the file's size.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .._format.record import MAX_RECORD_LENGTH, CorruptRecordError
+from .._format.record import CorruptRecordError
+from ._crc import length_crc_ok, masked, payload_crcs
 from ._io import FileSystem
 
 __all__ = [
@@ -123,62 +123,6 @@ class _Scan:
     corrupt: list[tuple[int, int]]  # (position, size) of corrupt stretches
 
 
-def _crc_tables() -> npt.NDArray[np.uint32]:
-    """Slicing-by-4 tables of CRC32C: ``t[k][b]`` is byte ``b`` followed by ``k`` zero bytes."""
-    t0 = np.arange(256, dtype=np.uint32)
-    for _ in range(8):
-        t0 = np.where(t0 & 1, (t0 >> 1) ^ np.uint32(0x82F63B78), t0 >> 1).astype(np.uint32)
-    tables = [t0]
-    for _ in range(3):
-        prev = tables[-1]
-        tables.append((prev >> np.uint32(8)) ^ t0[prev & np.uint32(0xFF)])
-    return np.stack(tables)
-
-
-_TABLES = _crc_tables()
-
-
-def _masked_crc_of_lengths(lengths: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
-    """Masked CRC32C of the 8-byte little-endian encodings of ``lengths`` (all < 2**32): four
-    length bytes, then four zero bytes, four at a time."""
-    t0, t1, t2, t3 = _TABLES
-    mask = np.uint32(0xFF)
-    crc = lengths ^ np.uint32(0xFFFFFFFF)
-    for _ in range(2):
-        crc = (
-            t3[crc & mask]
-            ^ t2[(crc >> np.uint32(8)) & mask]
-            ^ t1[(crc >> np.uint32(16)) & mask]
-            ^ t0[crc >> np.uint32(24)]
-        )
-    crc ^= np.uint32(0xFFFFFFFF)
-    rotated = (crc >> np.uint32(15)) | (crc << np.uint32(17))
-    masked: npt.NDArray[np.uint32] = rotated + np.uint32(0xA282EAD8)  # wraps modulo 2**32
-    return masked
-
-
-_SMALL_LENGTHS = 1 << 16
-_SMALL_CRCS: npt.NDArray[np.uint32] | None = None
-
-
-def _length_crc_ok(
-    lengths: npt.NDArray[np.uint32], crcs: npt.NDArray[np.uint32]
-) -> npt.NDArray[np.bool_]:
-    """Whether each stored length CRC matches; lengths below 64 KiB by table lookup."""
-    global _SMALL_CRCS
-    if _SMALL_CRCS is None:
-        _SMALL_CRCS = _masked_crc_of_lengths(np.arange(_SMALL_LENGTHS, dtype=np.uint32))
-    small = lengths < _SMALL_LENGTHS
-    ok = np.zeros(lengths.shape, bool)
-    ok[small] = _SMALL_CRCS[lengths[small]] == crcs[small]
-    big = np.flatnonzero(~small)
-    if big.size:
-        ok[big] = (lengths[big] <= MAX_RECORD_LENGTH) & (
-            _masked_crc_of_lengths(lengths[big]) == crcs[big]
-        )
-    return ok
-
-
 def _headers(buf: bytes) -> tuple[IntArray, IntArray]:
     """Positions and lengths of every 12-byte window ``p <= len-12`` that is a valid header:
     bytes ``p+4..p+7`` zero (a length fits in 31 bits) and a matching length CRC."""
@@ -191,7 +135,7 @@ def _headers(buf: bytes) -> tuple[IntArray, IntArray]:
         words = np.frombuffer(buf, "<u4", count=count, offset=align)
         k = np.flatnonzero(words[1 : count - 1] == 0)
         lengths = words[k]
-        ok = _length_crc_ok(lengths, words[k + 2])
+        ok = length_crc_ok(lengths, words[k + 2])
         k = k[ok]
         keys.append(((align + 4 * k) << 32) | lengths[ok].astype(np.int64))
     if not keys:
@@ -247,22 +191,9 @@ def _walk(n: int, pos: IntArray, lens: IntArray, final: bool) -> _Scan:
     )
 
 
-def _crc_function() -> Callable[[Any], int]:
-    # The same implementation the writer uses (crc32c, else google_crc32c, else pure Python).
-    from .._format import record
-
-    return record._crc32c_impl or record._load_crc32c()
-
-
 def raw_crcs(buf: bytes, starts: IntArray, ends: IntArray) -> IntArray:
-    """Raw CRC32C of each payload: one C call each, iterated in C (``map``), which beats any
-    array formulation for payloads of scalar size."""
-    view = memoryview(buf)
-    return np.fromiter(
-        map(_crc_function(), map(view.__getitem__, map(slice, starts.tolist(), ends.tolist()))),
-        np.int64,
-        count=starts.size,
-    )
+    """Raw CRC32C of each payload (exact, vectorised where payloads share a length)."""
+    return payload_crcs(buf, starts, ends)
 
 
 def stored_crcs(buf: bytes, ends: IntArray) -> IntArray:
@@ -276,9 +207,7 @@ def stored_crcs(buf: bytes, ends: IntArray) -> IntArray:
 def payload_ok(buf: bytes, starts: IntArray, ends: IntArray) -> npt.NDArray[np.bool_]:
     """Whether each payload matches the masked CRC stored after it."""
     stored = stored_crcs(buf, ends)
-    raw = raw_crcs(buf, starts, ends)
-    masked = (((raw >> 15) | (raw << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-    ok: npt.NDArray[np.bool_] = masked == stored
+    ok: npt.NDArray[np.bool_] = masked(payload_crcs(buf, starts, ends)) == stored
     return ok
 
 

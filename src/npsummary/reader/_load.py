@@ -18,7 +18,7 @@ from .. import proto
 from .._format.pngread import MAX_IMAGE_PIXELS
 from .._format.record import CorruptRecordError
 from ._discover import Run, discover
-from ._fastscalar import FastScalars, match_scalars
+from ._fastscalar import Checked, FastScalars, match_scalars
 from ._framing import ReadStats, RecordBatch, read_batches
 from ._io import FileSystem
 from ._values import KINDS, convert, decode_media, kind_of
@@ -76,6 +76,7 @@ class _Collector:
         self.max_image_pixels = max_image_pixels
         self.seq = 0
         self._wanted: dict[str, bool] = {}
+        self._checked: Checked = {}
 
     def wanted(self, tag: str) -> bool:
         ok = self._wanted.get(tag)
@@ -105,7 +106,7 @@ class _Collector:
         fast = None
         slow = np.ones(n, bool)
         if n >= 64:
-            fast = match_scalars(batch.buf, batch.starts, batch.ends)
+            fast = match_scalars(batch.buf, batch.starts, batch.ends, self._checked)
             slow[fast.index] = False
         rest = np.flatnonzero(slow)
         events = self._parse(batch, rest)
@@ -151,8 +152,11 @@ class _Collector:
         """File the bulk-decoded scalars. Returns the records sent back to the general path:
         groups that turn out not to be scalars of this run (another plugin's float tensors)."""
         back: list[np.ndarray] = []
-        order = np.argsort(fast.group, kind="stable")
-        bounds = np.searchsorted(fast.group[order], np.arange(len(fast.tags) + 1))
+        group = fast.group
+        if len(fast.tags) <= 1 << 16:
+            group = group.astype(np.uint16)  # a stable sort of 16-bit keys is a radix sort
+        order = np.argsort(group, kind="stable")
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(group, minlength=len(fast.tags)))))
         for g, (tag, meta) in enumerate(zip(fast.tags, fast.metadata, strict=True)):
             sel = order[bounds[g] : bounds[g + 1]]
             if not sel.size:
@@ -177,7 +181,7 @@ class _Collector:
             parts.seq.append(fast.index[sel] + self.seq)
             parts.steps.append(fast.steps[sel])
             parts.walls.append(fast.wall_times[sel])
-            parts.values.append(fast.values[sel].astype(np.float64))
+            parts.values.append(fast.values[sel])
         return np.sort(np.concatenate(back)) if back else np.zeros(0, np.int64)
 
     def _value(self, value: Any, seq: int, step: int, wall: float, path: str, offset: int) -> None:
