@@ -21,7 +21,15 @@ from conftest import wait_for
 from npsummary import EventWriteError, SummaryWriter, reader
 from npsummary._format.record import iter_records
 from npsummary._sinks.segments import SegmentSink
-from s3server import BUCKET, HIDE_S3FS, FaultProxy, MotoServer, boto3_stack, list_objects
+from s3server import (
+    BUCKET,
+    HIDE_S3FS,
+    FaultProxy,
+    MotoServer,
+    boto3_stack,
+    list_objects,
+    run_records,
+)
 
 pytestmark = pytest.mark.remote
 
@@ -41,9 +49,7 @@ def stack() -> Iterator[tuple[MotoServer, FaultProxy]]:
 @pytest.fixture
 def proxy(stack: tuple[MotoServer, FaultProxy]) -> Iterator[FaultProxy]:
     yield stack[1]
-    stack[1].fail(None)
-    if stack[1]._server is None:
-        stack[1].start()
+    stack[1].heal()
 
 
 def _prefix() -> str:
@@ -51,15 +57,7 @@ def _prefix() -> str:
 
 
 def _records(server: MotoServer, prefix: str) -> list[bytes]:
-    """Records of the run under ``prefix`` in object-name order, headers left out."""
-    out: list[bytes] = []
-    for key, data in sorted(list_objects(server.endpoint, prefix + "/").items()):
-        if key.count("/") != prefix.count("/") + 1 or "tfevents" not in key:
-            continue  # a sub-run or a projector file
-        records = list(iter_records(data))
-        assert b"brain.Event:2" in records[0], key
-        out.extend(records[1:])
-    return out
+    return run_records(server.endpoint, prefix)
 
 
 def _logged(sink: SegmentSink, names: list[str]) -> list[bytes]:

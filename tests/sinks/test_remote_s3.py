@@ -17,7 +17,7 @@ from conftest import wait_for
 from npsummary import EventWriteError, SummaryWriter
 from npsummary._format.record import iter_records
 from npsummary._sinks.segments import SegmentSink
-from s3server import BUCKET, FaultProxy, MotoServer, list_objects, s3_stack
+from s3server import BUCKET, FaultProxy, MotoServer, list_objects, run_records, s3_stack
 
 pytestmark = pytest.mark.remote
 
@@ -36,9 +36,7 @@ def stack() -> Iterator[tuple[MotoServer, FaultProxy]]:
 @pytest.fixture
 def proxy(stack: tuple[MotoServer, FaultProxy]) -> Iterator[FaultProxy]:
     yield stack[1]
-    stack[1].fail(None)
-    if stack[1]._server is None:
-        stack[1].start()
+    stack[1].heal()
 
 
 def _prefix() -> str:
@@ -46,15 +44,7 @@ def _prefix() -> str:
 
 
 def _records(server: MotoServer, prefix: str) -> list[bytes]:
-    """Records of the run under ``prefix`` in object-name order, headers left out."""
-    out: list[bytes] = []
-    for key, data in sorted(list_objects(server.endpoint, prefix + "/").items()):
-        if key.count("/") != prefix.count("/") + 1:
-            continue  # a sub-run
-        records = list(iter_records(data))
-        assert b"brain.Event:2" in records[0], key
-        out.extend(records[1:])
-    return out
+    return run_records(server.endpoint, prefix)
 
 
 def test_writes_go_to_the_bucket_in_name_order(stack: tuple[MotoServer, FaultProxy]) -> None:

@@ -217,6 +217,12 @@ class FaultProxy:
     def fail(self, status: int | None) -> None:
         self.fault = status
 
+    def heal(self) -> None:
+        """No fault, and the endpoint up: the state each test starts from."""
+        self.fail(None)
+        if self._server is None:
+            self.start()
+
     def start(self) -> None:
         server = _ProxyServer(("127.0.0.1", self.port), _Handler)
         server.proxy = self
@@ -282,17 +288,21 @@ def s3_stack() -> Iterator[tuple[MotoServer, FaultProxy]]:
     finally:
         proxy.stop()
         server.stop()
-        for key, value in saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        _restore_environment(saved_env)
         if saved_conf is None:
             fsspec.config.conf.pop("s3", None)
         else:
             fsspec.config.conf["s3"] = saved_conf
         s3fs.S3FileSystem.retries = saved_retries
         s3fs.S3FileSystem.clear_instance_cache()
+
+
+def _restore_environment(saved: dict[str, str | None]) -> None:
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
 
 
 def list_objects(endpoint: str, prefix: str) -> dict[str, bytes]:
@@ -305,6 +315,21 @@ def list_objects(endpoint: str, prefix: str) -> dict[str, bytes]:
         for item in page.get("Contents", []):
             body = client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
             out[item["Key"]] = body
+    return out
+
+
+def run_records(endpoint: str, prefix: str) -> list[bytes]:
+    """The records of the event files directly under ``prefix`` (not its sub-runs or projector
+    files), in object-name order, each file's version header left out (and checked)."""
+    from npsummary._format.record import iter_records
+
+    out: list[bytes] = []
+    for key, data in sorted(list_objects(endpoint, prefix + "/").items()):
+        if key.count("/") != prefix.count("/") + 1 or "tfevents" not in key:
+            continue
+        records = list(iter_records(data))
+        assert b"brain.Event:2" in records[0], key
+        out.extend(records[1:])
     return out
 
 
@@ -336,11 +361,7 @@ def boto3_stack() -> Iterator[tuple[MotoServer, FaultProxy]]:
     finally:
         proxy.stop()
         server.stop()
-        for key, value in saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        _restore_environment(saved_env)
         if saved_s3fs is _ABSENT:
             sys.modules.pop("s3fs", None)
         else:
