@@ -8,9 +8,9 @@ positives, true negatives, false negatives, precision and recall at the threshol
 The curve is computed as tensorboardX's ``compute_curve`` does (TensorBoard's own ``pr_curve``
 algorithm): each prediction falls in bucket ``floor(p * (num_thresholds - 1))``; weighted label
 counts per bucket are summed from the top, so column ``i`` counts predictions ``>= i / (n - 1)``.
-Unlike tensorboardX and torch, ``num_thresholds`` is not capped at 127, and labels outside
-{0, 1} and predictions that are not finite or not in [0, 1] raise instead of producing a wrong
-curve.
+The SummaryWriter and the module-level builders take ``num_thresholds`` as both libraries do
+(:func:`library_thresholds`: from 1, at most 127 written). Labels outside {0, 1} and predictions
+that are not finite or not in [0, 1] raise instead of producing a wrong curve.
 
 Format notes: docs/FORMAT.md §4.7.
 """
@@ -24,17 +24,33 @@ import numpy as np
 from .._common.convert import as_numeric_array, check_int
 from .metadata import PLUGIN_PR_CURVES
 
-__all__ = ["MAX_THRESHOLDS", "compute_curve", "pr_curve_raw_value", "pr_curve_value"]
+__all__ = [
+    "LIBRARY_MAX_THRESHOLDS",
+    "MAX_THRESHOLDS",
+    "compute_curve",
+    "library_thresholds",
+    "pr_curve_raw_value",
+    "pr_curve_value",
+]
 
 #: Largest ``num_thresholds`` accepted (the tensor holds 6 floats per threshold).
 MAX_THRESHOLDS = 1 << 20
+#: tensorboardX and torch write at most this many thresholds (their ``pr_curve`` caps it).
+LIBRARY_MAX_THRESHOLDS = 127
 _MINIMUM_COUNT = 1e-7
 _CHUNK = 1 << 20
 
 
-def check_num_thresholds(tag: str, num_thresholds: Any, minimum: int = 2) -> int:
-    return check_int(
-        num_thresholds, "num_thresholds", tag=tag, minimum=minimum, maximum=MAX_THRESHOLDS
+def check_num_thresholds(tag: str, num_thresholds: Any) -> int:
+    return check_int(num_thresholds, "num_thresholds", tag=tag, minimum=1, maximum=MAX_THRESHOLDS)
+
+
+def library_thresholds(tag: str, num_thresholds: Any) -> int:
+    """``num_thresholds`` as tensorboardX's and torch's ``pr_curve`` take it (their writers'
+    ``add_pr_curve``/``add_pr_curve_raw`` and module-level builders): any int from 1 (every
+    prediction in one bucket), of which at most :data:`LIBRARY_MAX_THRESHOLDS` are written."""
+    return min(
+        check_int(num_thresholds, "num_thresholds", tag=tag, minimum=1), LIBRARY_MAX_THRESHOLDS
     )
 
 
@@ -126,20 +142,18 @@ def pr_curve_value(
     predictions: Any,
     num_thresholds: Any = 127,
     weights: Any = None,
-    *,
-    minimum_thresholds: int = 2,
 ) -> bytes:
     """Serialized PR-curve value computed from binary ``labels`` and ``predictions`` in [0, 1].
 
-    ``minimum_thresholds`` is 1 for the module-level builders, which take a one-threshold
-    curve (every prediction in one bucket) as tensorboardX's and torch's do.
+    ``num_thresholds`` from 1 (every prediction in one bucket) to :data:`MAX_THRESHOLDS`; the
+    front ends pass :func:`library_thresholds`.
 
     Raises:
       TypeError: non-numeric input or a non-int ``num_thresholds``.
       ValueError: lengths differ, a label is not 0/1, a prediction is not finite or outside
         [0, 1], a weight is negative or not finite, or ``num_thresholds`` is out of range.
     """
-    n = check_num_thresholds(tag, num_thresholds, minimum_thresholds)
+    n = check_num_thresholds(tag, num_thresholds)
     label_array, prediction_array, weight_array = _check_inputs(tag, labels, predictions, weights)
     return _value(tag, compute_curve(label_array, prediction_array, n, weight_array), n)
 
@@ -154,19 +168,17 @@ _RAW_NAMES = (
 )
 
 
-def pr_curve_raw_value(
-    tag: str, rows: tuple[Any, ...], num_thresholds: Any = 127, *, minimum_thresholds: int = 2
-) -> bytes:
+def pr_curve_raw_value(tag: str, rows: tuple[Any, ...], num_thresholds: Any = 127) -> bytes:
     """Serialized PR-curve value from the six precomputed rows (each 1-D, one length).
 
     ``num_thresholds`` is stored in the metadata as given; TensorBoard plots the rows' length.
-    ``minimum_thresholds``: as in :func:`pr_curve_value`.
+    ``num_thresholds``: as in :func:`pr_curve_value`.
 
     Raises:
       TypeError: a row is not numeric; ValueError: a row is not 1-D, the lengths differ, or a
         row holds NaN or infinity.
     """
-    n = check_num_thresholds(tag, num_thresholds, minimum_thresholds)
+    n = check_num_thresholds(tag, num_thresholds)
     arrays = []
     for name, row in zip(_RAW_NAMES, rows, strict=True):
         array = as_numeric_array(row, tag, name)

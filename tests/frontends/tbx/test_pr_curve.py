@@ -1,4 +1,5 @@
-"""PR curves: tensorboardX's numbers (hypothesis), no 127 cap, weights, and clear errors."""
+"""PR curves: tensorboardX's numbers (hypothesis), the libraries' rule for ``num_thresholds``,
+weights, and clear errors."""
 
 from __future__ import annotations
 
@@ -45,19 +46,24 @@ def test_matches_tensorboardx(data: tuple[Any, Any, Any], num_thresholds: int) -
     assert ours == theirs.value[0].SerializeToString()
 
 
-def test_more_than_127_thresholds_are_kept(logdir: Path) -> None:
+@pytest.mark.parametrize("asked", [1, 2, 127, 128, 1000, 2**70])
+def test_thresholds_as_the_libraries_write_them(logdir: Path, asked: int) -> None:
+    """From 1, and at most 127 written (tensorboardX's and torch's ``pr_curve`` cap it), for
+    the curve and the raw rows alike."""
     rng = np.random.default_rng(0)
     labels, predictions = rng.integers(0, 2, 500), rng.random(500)
     with SummaryWriter(str(logdir)) as writer:
-        writer.add_pr_curve("pr", labels, predictions, 1, num_thresholds=1000)
-    (event,) = [e for e in read_events(only_event_file(logdir)) if e.summary.value]
-    value = event.summary.value[0]
-    assert [d.size for d in value.tensor.tensor_shape.dim] == [6, 1000]
-    curve = np.array(value.tensor.float_val).reshape(6, 1000)
-    threshold = np.arange(1000) / 999
-    expected_tp = [(labels * (predictions >= t)).sum() for t in threshold]
-    # Bucketing by floor(p * 999) is `p >= t` except within float rounding of a threshold.
-    assert np.mean(curve[0] == expected_tp) > 0.99
+        writer.add_pr_curve("pr", labels, predictions, 1, num_thresholds=asked)
+        rows = [np.arange(5.0)] * 6
+        writer.add_pr_curve_raw("raw", *rows, 1, num_thresholds=asked)
+    values = {v.tag: v for e in read_events(only_event_file(logdir)) for v in e.summary.value}
+    written = min(asked, 127)
+    curve, stored = _curve(values["pr"].SerializeToString())
+    assert curve.shape == (6, written) and stored == written
+    expected, _ = _curve(pr_curve_value("pr", labels, predictions, written))
+    np.testing.assert_array_equal(curve, expected)
+    raw_curve, raw_stored = _curve(values["raw"].SerializeToString())
+    assert raw_curve.shape == (6, 5) and raw_stored == written
 
 
 def test_weights_count_each_prediction() -> None:
@@ -84,7 +90,7 @@ def test_raw_rows_and_num_thresholds_stored_as_given() -> None:
         ([0, 1], [0.1, np.inf], {}, ValueError, "NaN or infinity"),
         ([0, 1], [0.1, 1.5], {}, ValueError, r"\[0, 1\]"),
         ([0, 1, 1], [0.1, 0.2], {}, ValueError, "same number"),
-        ([0, 1], [0.1, 0.2], {"num_thresholds": 1}, ValueError, "num_thresholds"),
+        ([0, 1], [0.1, 0.2], {"num_thresholds": 0}, ValueError, "num_thresholds"),
         ([0, 1], [0.1, 0.2], {"num_thresholds": 2.5}, TypeError, "num_thresholds"),
         ([0, 1], [0.1, 0.2], {"weights": [1.0, -1.0]}, ValueError, "weights"),
         ([0, 1], [0.1, 0.2], {"weights": [1.0, 1.0, 1.0]}, ValueError, "weights"),

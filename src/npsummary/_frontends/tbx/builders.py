@@ -189,25 +189,16 @@ def text(tag: str, text: Any) -> Any:
     return _logged(SummaryWriter, "add_text", tag, text, 0, 0.0)
 
 
-def _builder_thresholds(tag: str, num_thresholds: Any) -> int:
-    """The libraries' module-level PR-curve builders take ``num_thresholds`` from 1 (their
-    ``np.histogram`` needs one bin) and write at most 127."""
-    from ..._common.convert import check_int
-
-    return min(check_int(num_thresholds, "num_thresholds", tag=tag, minimum=1), 127)
-
-
 def pr_curve(
     tag: str, labels: Any, predictions: Any, num_thresholds: Any = 127, weights: Any = None
 ) -> Any:
-    """``pr_curve`` of both libraries: ``num_thresholds`` from 1, capped at 127 as there (the
-    writer's ``add_pr_curve`` takes 2 to 2**20)."""
+    """``pr_curve`` of both libraries: ``num_thresholds`` from 1, capped at 127 as there."""
     from ..._common.convert import check_tag
-    from ..._summaries.pr_curve import pr_curve_value
+    from ..._summaries.pr_curve import library_thresholds, pr_curve_value
 
     tag = check_tag(tag)
-    n = _builder_thresholds(tag, num_thresholds)
-    return _summary_of(pr_curve_value(tag, labels, predictions, n, weights, minimum_thresholds=1))
+    n = library_thresholds(tag, num_thresholds)
+    return _summary_of(pr_curve_value(tag, labels, predictions, n, weights))
 
 
 def pr_curve_raw(
@@ -224,13 +215,13 @@ def pr_curve_raw(
     """``pr_curve_raw`` of both libraries: ``num_thresholds`` (stored in the metadata) from 1,
     capped at 127 as there; ``weights`` is ignored, as there."""
     from ..._common.convert import check_tag
-    from ..._summaries.pr_curve import pr_curve_raw_value
+    from ..._summaries.pr_curve import library_thresholds, pr_curve_raw_value
 
     del weights
     tag = check_tag(tag)
-    n = _builder_thresholds(tag, num_thresholds)
+    n = library_thresholds(tag, num_thresholds)
     rows = (tp, fp, tn, fn, precision, recall)
-    return _summary_of(pr_curve_raw_value(tag, rows, n, minimum_thresholds=1))
+    return _summary_of(pr_curve_raw_value(tag, rows, n))
 
 
 def tbx_hparams(hparam_dict: Any = None, metric_dict: Any = None) -> tuple[Any, Any, Any]:

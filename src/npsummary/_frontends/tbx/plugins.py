@@ -169,8 +169,8 @@ class PluginMethods(TbxWriterBase):
           labels: ground truth, 0/1 or bool, any shape.
           predictions: probabilities in [0, 1], as many as labels.
           global_step: step (default: the writer's step).
-          num_thresholds: thresholds ``i / (num_thresholds - 1)``; 2 to 2**20, not capped at
-            127 as in tensorboardX and torch.
+          num_thresholds: thresholds ``i / (num_thresholds - 1)``; from 1, and at most 127
+            are written, as tensorboardX and torch write them.
           weights: optional non-negative weight per prediction (or one scalar).
           walltime: event time in seconds since the epoch (default now).
 
@@ -178,10 +178,11 @@ class PluginMethods(TbxWriterBase):
           TypeError: non-numeric input. ValueError: lengths differ, a label outside {0, 1}, a
             prediction outside [0, 1] or not finite, a bad weight or ``num_thresholds``.
         """
-        from ..._summaries.pr_curve import pr_curve_value
+        from ..._summaries.pr_curve import library_thresholds, pr_curve_value
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
-        value = pr_curve_value(tag, labels, predictions, num_thresholds, weights)
+        n = library_thresholds(tag, num_thresholds)
+        value = pr_curve_value(tag, labels, predictions, n, weights)
         self._get_writer().write_values([value], step, wall)
 
     def add_pr_curve_raw(
@@ -201,14 +202,15 @@ class PluginMethods(TbxWriterBase):
         """Log a precision-recall curve from its six precomputed rows.
 
         Each row is 1-D with one entry per threshold, all of one length; ``num_thresholds`` is
-        stored in the metadata (TensorBoard plots the rows' length). ``weights`` is accepted and
+        stored in the metadata (TensorBoard plots the rows' length), from 1 and at most 127, as
+        tensorboardX and torch store it. ``weights`` is accepted and
         ignored, as in tensorboardX and torch.
 
         Raises:
           TypeError: a non-numeric row. ValueError: a row is not 1-D, lengths differ, or a row
             holds NaN or infinity.
         """
-        from ..._summaries.pr_curve import pr_curve_raw_value
+        from ..._summaries.pr_curve import library_thresholds, pr_curve_raw_value
 
         del weights
         tag, step, wall = self._resolve(tag, global_step, walltime)
@@ -220,7 +222,8 @@ class PluginMethods(TbxWriterBase):
             precision,
             recall,
         )
-        value = pr_curve_raw_value(tag, rows, num_thresholds)
+        n = library_thresholds(tag, num_thresholds)
+        value = pr_curve_raw_value(tag, rows, n)
         self._get_writer().write_values([value], step, wall)
 
     # -- custom scalars ------------------------------------------------------------------------
