@@ -134,13 +134,7 @@ def to_uint8(
             nan_count += nans
             v = np.multiply(src, 255.0, dtype=np.float64)
             v += 0.5
-            if nans:
-                np.fmax(v, 0.0, out=v)  # fmax/fmin drop NaN, so NaN -> 0
-                np.fmin(v, 255.0, out=v)
-            else:
-                np.maximum(v, 0.0, out=v)
-                np.minimum(v, 255.0, out=v)
-            np.copyto(dst, v, casting="unsafe")  # truncation == floor for v >= 0
+            _clip_to_uint8(v, dst, nans)
     return out, nan_count
 
 
@@ -150,14 +144,20 @@ def _scale_float32(src: np.ndarray, dst: np.ndarray) -> int:
         v = src.astype(np.float32)
         v *= np.float32(255)
     nans = int(np.count_nonzero(np.isnan(v))) if src.dtype.kind == "f" else 0
+    _clip_to_uint8(v, dst, nans)
+    return nans
+
+
+def _clip_to_uint8(v: np.ndarray, dst: np.ndarray, nans: int) -> None:
+    """``dst = uint8(clip(v, 0, 255))`` truncated (floor, as ``v >= 0`` then), NaN as 0; ``v``
+    is clipped in place, by the NaN-dropping fmax/fmin only where ``nans`` says it must."""
     if nans:
         np.fmax(v, 0.0, out=v)  # fmax/fmin drop NaN, so NaN -> 0
         np.fmin(v, 255.0, out=v)
     else:
         np.maximum(v, 0.0, out=v)
         np.minimum(v, 255.0, out=v)
-    np.copyto(dst, v, casting="unsafe")  # truncation == floor for v >= 0
-    return nans
+    np.copyto(dst, v, casting="unsafe")
 
 
 def tensorboardx_to_uint8(array: np.ndarray) -> tuple[np.ndarray, int]:
