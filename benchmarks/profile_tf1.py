@@ -2,6 +2,7 @@
 
     python benchmarks/profile_tf1.py             # 15 rounds, wall-clock medians
     python benchmarks/profile_tf1.py --cpu       # process CPU time (less moved by other load)
+    python benchmarks/profile_tf1.py --threads   # which steps two threads can run at once
 
 The pass of ``tf1_histogram(x)`` is rebuilt here from the same NumPy calls, one stage added at a
 time over the same 2^17-element chunks, so that the difference between two rows is the cost of
@@ -18,6 +19,15 @@ whatever the statistics cost. ``tf1_histogram`` counts inputs this large in two 
 two CPUs are usable; "tf1_pass, one thread" is the same pass without them. Every round runs the
 stages, the library's own calls and the anchors in turn; the final counts are checked against
 the library's.
+
+``--threads`` times each NumPy call of the pass, first ``reps`` calls in one thread, then
+``reps`` calls in each of two threads at once (each on its own chunk), on chunks of 2^17 values
+(the pass's) and 2^20: the speedup column says how far two threads overlap that call on this
+machine. These calls release the GIL while they run (``np.add.at``, NumPy's other counting
+primitive, only for part of its run), but each time a thread must take the GIL back while the
+other holds it, it waits for the other core to wake it, so calls of a few tens of
+microseconds overlap little; calls of a millisecond work on arrays beyond the per-core cache,
+where the memory-bound steps (shift, float64 copy) do not scale either.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import math
 import os
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -79,11 +90,81 @@ def pipeline(x: np.ndarray, stages: int, *, stats: bool = True) -> np.ndarray:
     return acc
 
 
+def two_thread_speedups(rounds: int, size: int) -> None:
+    """Each call of the pass on a chunk of ``size`` values: the wall time of ``reps`` calls in
+    one thread against ``reps`` calls in each of two threads at once, each thread on its own
+    chunk and buffers. The bucket counts made in the threads are checked."""
+    rng = np.random.default_rng(1)
+    off, _ = tf1._tf1_offsets32()
+    shift = tf1._tf1_table32().shift
+    buckets = tf1._KEY_TOP + 1
+
+    def calls(c: np.ndarray) -> tuple[dict[str, Callable[[], object]], np.ndarray]:
+        b = c.view(np.uint32)
+        cell = np.right_shift(b, shift).astype(np.intp)
+        out = np.empty(size, np.uint32)
+        keys = np.right_shift(np.take(off, cell) + b, shift).astype(np.intp)
+        x64 = c.astype(np.float64)
+        rows = x64.reshape(-1, ROW)
+        at_counts = np.zeros(buckets, np.int64)
+        fns: dict[str, Callable[[], object]] = {
+            "min + max": lambda: (c.min(), c.max()),
+            "float64 copy": lambda: np.copyto(x64, c),
+            "row dot products": lambda: np.vecdot(rows, rows),
+            "shift": lambda: np.right_shift(b, shift, out=out),
+            "take (gather)": lambda: np.take(off, cell, out=out, mode="wrap"),
+            "np.bincount": lambda: np.bincount(keys, minlength=buckets),
+            "np.add.at": lambda: np.add.at(at_counts, keys, 1),
+        }
+        return fns, np.bincount(keys, minlength=buckets)
+
+    (mine, my_counts), (theirs, their_counts) = (
+        calls(rng.standard_normal(size).astype(np.float32)) for _ in range(2)
+    )
+    reps = max(4, (100 * CHUNK) // size)
+    print(f"load average {os.getloadavg()}")
+    head = f"call (2^{size.bit_length() - 1} values)"
+    print(f"{head:22s} {'one thread':>11s} {'two threads':>12s} {'speedup':>8s}")
+    for name in mine:
+        one: list[float] = []
+        two: list[float] = []
+        last: dict[int, object] = {}
+
+        def run(
+            fns: dict[str, Callable[[], object]], name: str = name, last: dict[int, object] = last
+        ) -> None:
+            for _ in range(reps):
+                last[id(fns)] = fns[name]()
+
+        for _ in range(rounds):
+            start = time.perf_counter()
+            run(mine)
+            one.append(time.perf_counter() - start)
+            worker = threading.Thread(target=run, args=(theirs,))
+            start = time.perf_counter()
+            worker.start()
+            run(mine)
+            worker.join()
+            two.append(time.perf_counter() - start)
+        if name == "np.bincount" and not (
+            np.array_equal(last[id(mine)], my_counts)  # type: ignore[arg-type]
+            and np.array_equal(last[id(theirs)], their_counts)  # type: ignore[arg-type]
+        ):
+            raise SystemExit("check failed: bucket counts made in two threads differ")
+        t1, t2 = statistics.median(one), statistics.median(two)
+        print(f"{name:22s} {t1 / reps * 1e6:8.1f} us {t2 / reps * 1e6:9.1f} us {2 * t1 / t2:8.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--cpu", action="store_true", help="time with process CPU time")
+    ap.add_argument("--threads", action="store_true", help="two-thread speedup of each call")
     args = ap.parse_args()
+    if args.threads:
+        for size in (CHUNK, 8 * CHUNK):
+            two_thread_speedups(min(args.rounds, 7), size)
+        return
     clock = time.process_time if args.cpu else time.perf_counter
 
     x = np.random.default_rng(0).standard_normal(N).astype(np.float32)
