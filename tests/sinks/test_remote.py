@@ -1,4 +1,4 @@
-"""Segment sink on fsspec's ``memory://`` filesystem (fast); real S3 is in test_remote_s3.py.
+"""Segment sink on fsspec's ``memory://`` filesystem (fast); real S3: test_remote_s3_clients.py.
 
 Every run is read back by TensorBoard's own loader after copying its objects to a local folder
 under the same names, so "valid event file" and "name order" are TensorBoard's judgement.

@@ -1,7 +1,7 @@
 """The boto3 path for ``s3://`` (issue 21) on an in-memory stand-in for the S3 client
 (tests/support/fakes3.py), so it runs where boto3 is not installed, and plays the stores moto
 cannot: ``If-None-Match`` honoured, ignored, refused with 501, or unknown to botocore. The same
-promises as on moto (test_remote_boto3.py, test_remote_boto3_server.py): the writer's and the
+promises as on moto (test_remote_boto3.py, test_remote_s3_clients.py): the writer's and the
 reader's rule, every record back, no name ever replaced, a lost answer not repeated, failures
 kept and retried, errors that name the URL."""
 
