@@ -217,9 +217,10 @@ def tf1_pass(
     is free (:func:`second_core_free`), with results the same, bit for bit, as one pass
     (``parallel=False``). Without exact sums or moments, the second half (split at a chunk
     boundary) is counted by the thread while this one counts the first, and the halves merge
-    in input order: on two free cores the pass takes about half the time. With them (their
-    sums run in input order), the thread counts the buckets while this one computes the
-    statistics.
+    in input order. With them (their sums run in input order), the thread counts the buckets
+    while this one computes the statistics. The threads overlap only in part (each NumPy call
+    is short, and taking the GIL back from the other thread waits for it): measured 10-20 %
+    faster than one thread on two free cores (benchmarks/RESULTS.md).
     """
     if parallel and src.size >= PARALLEL_MIN_CHUNKS * CHUNK and second_core_free():
         halves = None if exact_sum or moments else split_in_two(src)
