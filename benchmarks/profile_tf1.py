@@ -3,6 +3,7 @@
     python benchmarks/profile_tf1.py             # 15 rounds, wall-clock medians
     python benchmarks/profile_tf1.py --cpu       # process CPU time (less moved by other load)
     python benchmarks/profile_tf1.py --threads   # which steps two threads can run at once
+    python benchmarks/profile_tf1.py --halves    # the pass as two halves in two threads
 
 The pass of ``tf1_histogram(x)`` is rebuilt here from the same NumPy calls, one stage added at a
 time over the same 2^17-element chunks, so that the difference between two rows is the cost of
@@ -27,12 +28,14 @@ machine. These calls release the GIL while they run (``np.add.at``, NumPy's othe
 primitive, only for part of its run), but each time a thread must take the GIL back while the
 other holds it, it waits for the other core to wake it, so calls of a few tens of
 microseconds overlap little; calls of a millisecond work on arrays beyond the per-core cache,
-where the memory-bound steps (shift, float64 copy) do not scale either.
+where the memory-bound steps (shift, float64 copy) do not scale either. ``--halves`` runs the
+rebuilt pass in one thread and as two halves in two threads, for chunk sizes 2^16 to 2^20.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import statistics
@@ -54,19 +57,20 @@ CHUNK = 1 << 17
 ROW = 1024
 
 
-def pipeline(x: np.ndarray, stages: int, *, stats: bool = True) -> np.ndarray:
-    """The first ``stages`` stages of the TF1 pass (``stats=False``: stages 4-5 only)."""
+def pipeline(x: np.ndarray, stages: int, *, stats: bool = True, chunk: int = CHUNK) -> np.ndarray:
+    """The first ``stages`` stages of the TF1 pass (``stats=False``: stages 4-5 only), over
+    chunks of ``chunk`` values."""
     off, _ = tf1._tf1_offsets32()
     shift = tf1._tf1_table32().shift
     size = tf1._KEY_TOP + 1
-    idx = np.empty(CHUNK, np.uint32)
-    key = np.empty(CHUNK, np.uint32)
-    x64 = np.empty(CHUNK)
+    idx = np.empty(chunk, np.uint32)
+    key = np.empty(chunk, np.uint32)
+    x64 = np.empty(chunk)
     ones = np.ones(ROW)
     acc = np.zeros(size, np.int64)
     mn, mx, s, q = math.inf, -math.inf, 0.0, 0.0
-    for i in range(0, x.size, CHUNK):
-        c = x[i : i + CHUNK]
+    for i in range(0, x.size, chunk):
+        c = x[i : i + chunk]
         m = c.size
         if stats and stages >= 1:
             lo, hi = float(c.min()), float(c.max())
@@ -155,12 +159,53 @@ def two_thread_speedups(rounds: int, size: int) -> None:
         print(f"{name:22s} {t1 / reps * 1e6:8.1f} us {t2 / reps * 1e6:9.1f} us {2 * t1 / t2:8.2f}")
 
 
+def halves_in_two_threads(rounds: int) -> None:
+    """The full rebuilt pass over 10^7 float32 in one thread, and as two halves in two threads
+    (counts added), for chunk sizes 2^16..2^20, alternating with the anchor; counts checked."""
+    x = np.random.default_rng(0).standard_normal(N).astype(np.float32)
+    index = np.searchsorted(np.linspace(-5, 5, 1551), x).astype(np.intp)
+    half = N // 2 // (1 << 20) * (1 << 20)
+
+    def two(chunk: int) -> np.ndarray:
+        later: list[np.ndarray] = []
+        worker = threading.Thread(target=lambda: later.append(pipeline(x[half:], 5, chunk=chunk)))
+        worker.start()
+        counts: np.ndarray = pipeline(x[:half], 5, chunk=chunk)
+        worker.join()
+        counts += later[0]
+        return counts
+
+    fns: dict[str, Callable[[], object]] = {"anchor": lambda: np.bincount(index, minlength=1552)}
+    for bits in range(16, 21):
+        fns[f"2^{bits} one thread"] = functools.partial(pipeline, x, 5, chunk=1 << bits)
+        fns[f"2^{bits} two threads"] = functools.partial(two, 1 << bits)
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    expected = pipeline(x, 5)
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            out = fn()
+            times[name].append(time.perf_counter() - start)
+            if name != "anchor" and not np.array_equal(out, expected):  # type: ignore[arg-type]
+                raise SystemExit(f"check failed: {name} counts differently")
+    anchor = statistics.median(times["anchor"])
+    print(f"load average {os.getloadavg()}")
+    for name, t in times.items():
+        print(
+            f"{name:22s} {statistics.median(t) * 1e3:8.2f} ms {statistics.median(t) / anchor:6.2f}"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--cpu", action="store_true", help="time with process CPU time")
     ap.add_argument("--threads", action="store_true", help="two-thread speedup of each call")
+    ap.add_argument("--halves", action="store_true", help="the pass as two halves, by chunk size")
     args = ap.parse_args()
+    if args.halves:
+        halves_in_two_threads(min(args.rounds, 9))
+        return
     if args.threads:
         for size in (CHUNK, 8 * CHUNK):
             two_thread_speedups(min(args.rounds, 7), size)
