@@ -2,6 +2,7 @@
 
     python scripts/their_tests.py tensorboardX /path/to/tensorboardX/tests [pytest args]
     python scripts/their_tests.py torch /path/to/pytorch/test [pytest args]
+    python scripts/their_tests.py tbparse /path/to/tbparse/tests [pytest args]
     python scripts/their_tests.py --unpatched tensorboardX /path/to/tensorboardX/tests
 
 The given folder (and the ``examples`` folder beside it, when there is one: tensorboardX's
@@ -79,6 +80,9 @@ EXCLUDED = {
             "_pytorch_graph.graph"
         ),
     },
+    # tbparse's tests write logs with torch's and tensorboardX's writers (here npsummary's) and
+    # read them back with tbparse, comparing with logs written by TensorFlow where it is there.
+    "tbparse": {},
 }
 
 CONFTEST = """\
@@ -103,7 +107,14 @@ def main(argv: list[str]) -> int:
         if (source.parent / "examples").is_dir():
             shutil.copytree(source.parent / "examples", root / "examples", symlinks=True)
         if not unpatched:
-            (root / "conftest.py").write_text(CONFTEST)
+            # Patch before any test module is imported: in the copied folder's own conftest.py
+            # when it has one (tbparse's declares pytest_plugins, which pytest accepts only in
+            # a top-level conftest), else in one above it.
+            theirs = root / source.name / "conftest.py"
+            if theirs.exists():
+                theirs.write_text(CONFTEST + theirs.read_text())
+            else:
+                (root / "conftest.py").write_text(CONFTEST)
         # Whole files are not even imported; single tests are deselected (prefix match).
         deselect = [
             f"--deselect={node}" if "::" in node else f"--ignore={node}"
