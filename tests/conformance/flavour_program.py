@@ -26,6 +26,17 @@ def run(writer: Any) -> None:
     vertices = pseudo((1, 4, 3), 5).astype(np.float32)
     faces = np.array([[[0, 1, 2], [1, 2, 3]]], dtype=np.int32)
     writer.add_mesh("mesh", vertices, faces=faces, global_step=0)
+    # Audio: torch truncates x * 32767, tensorboardX's soundfile keeps the top half of a 32-bit
+    # sample: the float64 tone, float32 noise beyond [-1, 1] (clipped), values a hair from a
+    # 16-bit step and tiny negatives (where a floor would give -1) tell them apart.
+    tone = np.sin(2 * np.pi * 440 * np.arange(2205) / 22050)
+    writer.add_audio("audio/tone", tone, 0, sample_rate=22050)
+    writer.add_audio("audio/loud", pseudo((400,), 6, -1.5, 1.5).astype(np.float32), 0, 8000)
+    steps = np.arange(-300, 300)
+    near = np.concatenate(
+        [(steps + 0.5) / 32767, (steps - 1e-6) / 32768, -(10.0 ** -np.arange(3, 15))]
+    )
+    writer.add_audio("audio/near steps", near, 0, sample_rate=8000)
     writer.add_hparams(
         {"lr": 0.1, "use_bn": True, "opt": "sgd"}, {"hp/metric": 0.5}, run_name="session"
     ) if _takes_run_name(writer) else writer.add_hparams(
@@ -42,7 +53,10 @@ def _takes_run_name(writer: Any) -> bool:
 
 def read_logdir(logdir: str) -> dict[str, list[list[Any]]]:
     """run -> sorted [tag, kind, payload] of every value (scalars as float, hparams plugin data
-    as its text format, images as their size, histograms as their num)."""
+    as its text format, images as their size, histograms as their num, audio as its fields and
+    the SHA-256 of its WAV bytes)."""
+    import hashlib
+
     from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
     from tensorboard.compat.proto.event_pb2 import Event
     from tensorboard.plugins.hparams import plugin_data_pb2
@@ -78,6 +92,11 @@ def read_logdir(logdir: str) -> dict[str, list[list[Any]]]:
                         kind, payload = "histogram", value.histo.num
                     elif value.HasField("image"):
                         kind, payload = "image", [value.image.height, value.image.width]
+                    elif value.HasField("audio"):
+                        a = value.audio
+                        digest = hashlib.sha256(a.encoded_audio_string).hexdigest()
+                        kind = "audio"
+                        payload = [a.sample_rate, a.num_channels, a.length_frames, digest]
                     else:
                         kind, payload = value.WhichOneof("value") or "none", None
                     values.append([value.tag, kind, payload])

@@ -1,6 +1,6 @@
 """Regenerate the flavour golden files (run once per library; the output is committed).
 
-    pip install tensorboardX==2.6.5 tensorboard Pillow
+    pip install tensorboardX==2.6.5 tensorboard Pillow soundfile   # soundfile 0.14 (libsndfile 1.2)
     python tests/conformance/gen_flavour_golden.py tensorboardX
     pip install torch==2.13.0 tensorboard Pillow    # in a separate venv (CPU wheel)
     python tests/conformance/gen_flavour_golden.py torch

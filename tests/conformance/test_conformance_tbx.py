@@ -58,7 +58,9 @@ def test_torch_flavour_has_the_same_values_under_torchs_run_names(
 ) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert_same_logdir(ours_torch_flavour, GOLDEN, run_name=_torch_run_name)
+        # torch makes audio samples trunc(x * 32767), tensorboardX's soundfile about
+        # floor(x * 32768): negative samples differ by up to two steps.
+        assert_same_logdir(ours_torch_flavour, GOLDEN, run_name=_torch_run_name, audio_steps=2)
 
 
 def test_every_category_is_exercised() -> None:

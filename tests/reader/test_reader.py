@@ -191,7 +191,9 @@ def test_round_trip_every_kind_both_apis(tmp_path: Path) -> None:
         assert au.sample_rates.tolist() == [16000.0] * 3
         clip = au.clips[0][0]
         assert clip.shape == (800, 1)
-        assert np.abs(clip[:, 0] - logged["snd"]).max() <= 1 / 32768
+        # Decoded as int16 / 32768: TF rounds x * 32768, torch's writer truncates x * 32767.
+        steps = 1 if run == "tf_api" else 2
+        assert np.abs(clip[:, 0] - logged["snd"]).max() <= steps / 32768
     assert data.text[("torch_api", "note/text_summary")].texts[2].tolist() == ["step 2"]
     assert data.text[("tf_api", "note")].texts[1].tolist() == "step 1"
     assert data.scalars[("torch_api/pair_a", "pair")].values.tolist() == [0, 1, 2]

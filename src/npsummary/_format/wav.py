@@ -1,14 +1,27 @@
-"""16-bit PCM WAV encoding, as TensorFlow's ``tf.audio.encode_wav`` writes it.
+"""16-bit PCM WAV encoding, as TensorFlow, torch and tensorboardX write it.
 
-Input: float samples of shape ``[frames, channels]``, nominally in ``[-1, 1]``. Each sample is
-rounded to float32, then converted exactly as ``tensorflow/core/lib/wav/wav_io.cc`` does:
-``int16 = clamp(round(x * 32768), -32768, 32767)`` where ``round`` goes half away from zero
-(C ``roundf``), so out-of-range values saturate, +inf gives 32767, -inf -32768 and NaN 0.
+Input: float samples of shape ``[frames, channels]``, nominally in ``[-1, 1]``. The samples become
+int16 by one of three conversions, each the library's own, exactly:
+
+* ``"tensorflow"`` (``tf.audio.encode_wav``, ``tensorflow/core/lib/wav/wav_io.cc``): each sample
+  is rounded to float32, then ``clamp(round(x * 32768), -32768, 32767)`` with ``round`` half away
+  from zero (C ``roundf``), so out-of-range values saturate, +inf gives 32767, -inf -32768 and
+  NaN 0.
+* ``"torch"`` (``torch.utils.tensorboard.summary.audio``): ``x`` clipped to ``[-1, 1]``, times
+  32767 in the samples' own precision (float32 stays float32), truncated toward zero; NaN gives
+  0. Two departures, both where torch writes damaged samples: torch skips its clipping when a
+  NaN is present and then wraps out-of-range samples (here they saturate), and multiplies
+  float16 samples in float16, which rounds them and wraps 1.0 (here float16 is read as float32,
+  as everywhere in npsummary).
+* ``"soundfile"`` (tensorboardX, through ``soundfile.write``: libsndfile 1.2's PCM_16 writer):
+  a 32-bit sample ``clamp(rint(x * 2**31))`` (half to even), of which the top 16 bits are kept
+  (``>> 16``, rounding toward -inf); NaN gives -32768.
 
 Output: a 44-byte canonical RIFF header (``RIFF <36 + data size> WAVE``, a 16-byte ``fmt `` chunk
 with format 1 = PCM, the channel count, sample rate, byte rate ``rate * channels * 2``, block align
 ``channels * 2`` and 16 bits per sample, then ``data <data size>``) followed by the interleaved
-little-endian int16 samples. Byte-identical to TensorFlow's output.
+little-endian int16 samples: byte-identical to each library's output (the three write the same
+header).
 """
 
 from __future__ import annotations
@@ -26,8 +39,26 @@ _UINT32_MAX = (1 << 32) - 1
 _CHUNK = 1 << 20  # samples converted per step, bounding temporaries
 
 
-def float_to_int16(samples: np.ndarray) -> np.ndarray:
-    """Convert float samples to int16 with TensorFlow's rounding and saturation."""
+def float_to_int16(samples: np.ndarray, conversion: str = "tensorflow") -> np.ndarray:
+    """Convert float samples to int16 by ``conversion`` (see the module docstring)."""
+    if conversion == "torch":
+        work = np.asarray(samples)
+        if work.dtype.kind == "f" and work.dtype.itemsize <= 4:
+            work = work.astype(np.float32, copy=False)  # float16 is read as float32
+        elif work.dtype.kind != "f" or work.dtype.itemsize != 8:
+            work = work.astype(np.float64)
+        scaled: np.ndarray = np.clip(work, -1.0, 1.0) * work.dtype.type(32767)  # same precision
+        np.nan_to_num(scaled, copy=False, nan=0.0)
+        return scaled.astype(np.int16)  # truncates toward zero
+    if conversion == "soundfile":
+        # libsndfile makes a 32-bit sample and keeps its top half: exact in float64, since the
+        # factor is a power of two; rint rounds half to even, as lrint does.
+        scaled = np.rint(np.asarray(samples, dtype=np.float64) * 2147483648.0)
+        np.nan_to_num(scaled, copy=False, nan=-2147483648.0)
+        np.clip(scaled, -2147483648.0, 2147483647.0, out=scaled)
+        return (scaled.astype(np.int64) >> 16).astype(np.int16)
+    if conversion != "tensorflow":
+        raise ValueError(f"unknown WAV conversion {conversion!r}")
     scaled = np.asarray(samples, dtype=np.float32).astype(np.float64) * 32768.0
     # Exact in float64: a float32 times 2**15 plus 0.5 needs far fewer than 53 bits.
     rounded = np.copysign(np.floor(np.abs(scaled) + 0.5), scaled)
@@ -36,8 +67,9 @@ def float_to_int16(samples: np.ndarray) -> np.ndarray:
     return rounded.astype(np.int16)
 
 
-def encode_wav(samples: np.ndarray, sample_rate: int) -> bytes:
-    """Encode ``samples`` (``[frames, channels]`` floats) as a 16-bit PCM WAV file.
+def encode_wav(samples: np.ndarray, sample_rate: int, conversion: str = "tensorflow") -> bytes:
+    """Encode ``samples`` (``[frames, channels]`` floats) as a 16-bit PCM WAV file, converting
+    them to int16 as ``conversion`` says (``"tensorflow"``, ``"torch"`` or ``"soundfile"``).
 
     Raises ``ValueError`` for a wrong rank, zero channels, a sample rate outside ``1..2**32-1``
     or audio too long for a WAV header, and ``TypeError`` for non-numeric samples.
@@ -80,5 +112,6 @@ def encode_wav(samples: np.ndarray, sample_rate: int) -> bytes:
     flat = array.reshape(-1)
     parts = [header]
     for start in range(0, flat.size, _CHUNK):
-        parts.append(float_to_int16(flat[start : start + _CHUNK]).astype("<i2").tobytes())
+        chunk = float_to_int16(flat[start : start + _CHUNK], conversion)
+        parts.append(chunk.astype("<i2").tobytes())
     return b"".join(parts)

@@ -8,7 +8,8 @@ PCM WAV by :mod:`npsummary._format.wav`.
 * Legacy ``Summary.Audio`` (TF1, tensorboardX, torch): ``{sample_rate, num_channels,
   length_frames, encoded_audio_string, content_type "audio/wav"}`` per clip, no metadata. TF1
   tags them ``<tag>/audio/<i>`` (``<tag>/audio`` when ``max_outputs`` is 1); tensorboardX and
-  torch write one clip under the tag itself (:func:`legacy_audio_value`).
+  torch write one clip under the tag itself (:func:`legacy_audio_value`), each converting the
+  samples to int16 its own way (the ``conversion`` of :func:`npsummary._format.wav.encode_wav`).
 """
 
 from __future__ import annotations
@@ -64,9 +65,14 @@ def legacy_audio_values(
 
 
 def legacy_audio_value(
-    value_tag: str, clip: np.ndarray, sample_rate: float, tag: str | None = None
+    value_tag: str,
+    clip: np.ndarray,
+    sample_rate: float,
+    tag: str | None = None,
+    conversion: str = "tensorflow",
 ) -> bytes:
-    """Serialized ``Summary.Value{value_tag, audio}`` of one ``[t, c]`` clip; errors name
+    """Serialized ``Summary.Value{value_tag, audio}`` of one ``[t, c]`` clip, its samples made
+    int16 by ``conversion`` (``"tensorflow"``, ``"torch"`` or ``"soundfile"``); errors name
     ``tag`` (default ``value_tag``)."""
     from .. import proto
 
@@ -76,5 +82,7 @@ def legacy_audio_value(
         length_frames=int(clip.shape[0]),
         content_type="audio/wav",
     )
-    audio.encoded_audio_string = tagged(tag or value_tag, encode_wav, clip, int(sample_rate))
+    audio.encoded_audio_string = tagged(
+        tag or value_tag, encode_wav, clip, int(sample_rate), conversion
+    )
     return encode_value(value_tag, _AUDIO_FIELD, audio.SerializeToString(), None)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import read_run
-from npsummary import MemorySink, SummaryWriter
+from npsummary import MemorySink, SummaryWriter, TensorboardXSummaryWriter, proto
 
 tensor_util = pytest.importorskip("tensorboard.util.tensor_util")
 
@@ -42,8 +42,39 @@ def test_add_audio_writes_clipped_16_bit_wav(logdir: Path) -> None:
             assert wav.getsampwidth() == 2
             assert wav.getnframes() == frames
             samples = np.frombuffer(wav.readframes(frames), "<i2")
-        assert samples.max() == 32767 and samples.min() == -32768
+        assert samples.max() == 32767 and samples.min() == -32767  # torch: trunc(x * 32767)
         assert acc.SummaryMetadata(tag).plugin_data.plugin_name == "audio"
+
+
+# Samples as torch 2.13's and tensorboardX 2.6.5's add_audio write them (tensorboardX through
+# soundfile 0.14 / libsndfile 1.2.2), printed by those libraries for these inputs; the golden
+# files of tests/conformance/golden/flavours cover whole clips.
+EDGES = [1.0, -1.0, 0.5, -0.5, 1e-10, -1e-10, 0.49999999 / 32768, -0.5 / 32768, 3 / 32768 - 1e-9]
+EDGES += [0.9, -0.9]
+AS_TORCH = [32767, -32767, 16383, -16383, 0, 0, 0, 0, 2, 29490, -29490]
+AS_TENSORBOARDX = [32767, -32768, 16384, -16384, 0, 0, 0, -1, 2, 29491, -29492]
+
+
+@pytest.mark.parametrize(
+    "writer_class, samples, expected",
+    [
+        (SummaryWriter, EDGES, AS_TORCH),
+        (TensorboardXSummaryWriter, EDGES, AS_TENSORBOARDX),
+        (SummaryWriter, [np.nan, 0.25, -0.25], [0, 8191, -8191]),
+        (TensorboardXSummaryWriter, [np.nan, 0.25, -0.25], [-32768, 8192, -8192]),
+    ],
+)
+def test_each_flavour_converts_samples_as_its_library(
+    writer_class: type[SummaryWriter], samples: list[float], expected: list[int]
+) -> None:
+    sink = MemorySink()
+    with writer_class(sink) as writer:
+        writer.add_audio("a", np.array(samples), 0, sample_rate=8000)
+    events = [proto.Event.FromString(payload) for payload in sink.payloads]
+    (value,) = [v for event in events for v in event.summary.value]
+    assert value.audio.encoded_audio_string[:4] == b"RIFF"
+    got = np.frombuffer(value.audio.encoded_audio_string[44:], "<i2")
+    assert got.tolist() == expected
 
 
 @pytest.mark.parametrize(

@@ -179,9 +179,17 @@ tbx_image_boxes = _image_boxes(TensorboardXSummaryWriter)
 torch_image_boxes = _image_boxes(SummaryWriter)
 
 
-def audio(tag: str, tensor: Any, sample_rate: Any = 44100) -> Any:
-    """``audio`` of both libraries: 16-bit WAV in a ``Summary.Audio``."""
-    return _logged(SummaryWriter, "add_audio", tag, tensor, 0, sample_rate, 0.0)
+def _audio(writer_class: type[SummaryWriter]) -> Any:
+    def audio(tag: str, tensor: Any, sample_rate: Any = 44100) -> Any:
+        """``audio`` of both libraries: 16-bit WAV in a ``Summary.Audio``, the samples
+        converted as the library converts them (``add_audio`` of the writer)."""
+        return _logged(writer_class, "add_audio", tag, tensor, 0, sample_rate, 0.0)
+
+    return audio
+
+
+tbx_audio = _audio(TensorboardXSummaryWriter)
+torch_audio = _audio(SummaryWriter)
 
 
 def text(tag: str, text: Any) -> Any:
@@ -326,7 +334,7 @@ TENSORBOARDX_BUILDERS = {
     "image": tbx_image,
     "image_boxes": tbx_image_boxes,
     "video": tbx_video,
-    "audio": audio,
+    "audio": tbx_audio,
     "text": text,
     "pr_curve": pr_curve,
     "pr_curve_raw": pr_curve_raw,
@@ -342,7 +350,7 @@ TORCH_BUILDERS = {
     "image": torch_image,
     "image_boxes": torch_image_boxes,
     "video": torch_video,
-    "audio": audio,
+    "audio": torch_audio,
     "text": text,
     "pr_curve": pr_curve,
     "pr_curve_raw": pr_curve_raw,

@@ -282,7 +282,9 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         walltime: float | None = None,
     ) -> None:
         """Log one audio clip, stored as 16-bit PCM WAV in a ``Summary.Audio`` under the tag, as
-        tensorboardX and torch write it.
+        tensorboardX and torch write it: the same bytes, samples converted as torch does
+        (``trunc(x * 32767)``) or, in :class:`TensorboardXSummaryWriter`, as tensorboardX's
+        soundfile does (``floor(x * 32768)``).
 
         Args:
           tag: the clip's name.
@@ -307,7 +309,9 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
             )
         rate = check_int(sample_rate, "sample_rate", tag=tag, minimum=1, maximum=0xFFFFFFFF)
         (clip,) = audio_clips(sound[None], 1, tag)
-        self._get_writer().write_values([legacy_audio_value(tag, clip, rate)], step, wall)
+        conversion = "soundfile" if self.flavour == "tensorboardX" else "torch"
+        value = legacy_audio_value(tag, clip, rate, conversion=conversion)
+        self._get_writer().write_values([value], step, wall)
 
     # -- lifecycle ------------------------------------------------------------------------------
     # flush(), close() (idempotent; a later add_* starts a new file, as in tensorboardX and
