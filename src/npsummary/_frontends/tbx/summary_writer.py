@@ -284,7 +284,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         """Log one audio clip, stored as 16-bit PCM WAV in a ``Summary.Audio`` under the tag, as
         tensorboardX and torch write it: the same bytes, samples converted as torch does
         (``trunc(x * 32767)``) or, in :class:`TensorboardXSummaryWriter`, as tensorboardX's
-        soundfile does (``floor(x * 32768)``).
+        soundfile does (the top 16 bits of ``rint(x * 2**31)``).
 
         Args:
           tag: the clip's name.
