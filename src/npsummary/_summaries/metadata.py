@@ -30,6 +30,7 @@ __all__ = [
     "PLUGIN_TEXT",
     "metadata_bytes",
     "metadata_message",
+    "written_metadata",
 ]
 
 PLUGIN_SCALARS = "scalars"
@@ -90,3 +91,24 @@ def metadata_message(metadata: Any, tag: str, name: str) -> Any:
 
     data = message_bytes(metadata, "SummaryMetadata", f"{tag!r}: {name}")
     return parse_message(proto.SummaryMetadata, data, f"{tag!r}: {name}")
+
+
+def written_metadata(metadata: Any, tag: str, name: str) -> bytes | None:
+    """A user's ``SummaryMetadata`` as ``tf.summary.write`` stores it: ``None``, or a message
+    that serializes to nothing, leaves the field out (``None``); bytes that do not parse give
+    the field present but empty (``b""``), because TF's writer ignores whether its
+    ``ParseFromString`` succeeded; anything else is the message, re-serialized.
+
+    Raises ``TypeError`` for what is neither a ``SummaryMetadata`` message nor bytes, naming
+    ``tag`` and the argument ``name``.
+    """
+    from .. import proto
+
+    if metadata is None:
+        return None
+    data = message_bytes(metadata, "SummaryMetadata", f"{tag!r}: {name}")
+    try:
+        serialized = proto.SummaryMetadata.FromString(data).SerializeToString()
+    except Exception:  # DecodeError; its class differs between protobuf backends
+        return b""
+    return bytes(serialized) if serialized else None

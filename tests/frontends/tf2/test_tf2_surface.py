@@ -158,6 +158,26 @@ def test_write_tensor_callable_and_metadata(sink: MemorySink) -> None:
     assert not s.HasField("metadata") and list(s.tensor.string_val) == [b"str"]
 
 
+def test_write_keeps_metadata_bytes_as_tensorflow_does(sink: MemorySink) -> None:
+    # TF 2.21's tf.summary.write with these bytes (probed): bytes that do not parse give the
+    # field present but empty (its writer ignores whether ParseFromString succeeded; CLU's own
+    # test_write_summaries passes such bytes); b"" gives no field; a message is re-serialized.
+    md = P.SummaryMetadata(display_name="dn")
+    md.plugin_data.plugin_name = "p"
+    with npsummary.create_file_writer(sink).as_default(step=0):
+        assert npsummary.write("ones", 1.0, metadata=np.ones((2, 3)).tobytes()) is True
+        assert npsummary.write("ff", 1.0, metadata=b"\xff") is True
+        assert npsummary.write("empty", 1.0, metadata=b"") is True
+        assert npsummary.write("good", 1.0, metadata=md.SerializeToString()) is True
+        with pytest.raises(TypeError, match="'bad': metadata"):
+            npsummary.write("bad", 1.0, metadata=3)
+    ones, ff, empty, good = (value for _, value in _values(sink))
+    assert ones.HasField("metadata") and ones.metadata.SerializeToString() == b""
+    assert ff.HasField("metadata") and ff.metadata.SerializeToString() == b""
+    assert not empty.HasField("metadata")
+    assert good.metadata == md
+
+
 def test_write_raw_pb_merges_into_one_event(sink: MemorySink) -> None:
     a = P.Summary()
     a.value.add(tag="a", simple_value=1.0)

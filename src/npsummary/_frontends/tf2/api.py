@@ -33,7 +33,7 @@ from ..._common.convert import (
 )
 from ..._common.messages import check_event_size, message_bytes, parse_message
 from ..._core.event_writer import EventWriter
-from ..._summaries.metadata import metadata_message
+from ..._summaries.metadata import written_metadata
 from ..._summaries.scalar import FLOAT32_OVERFLOW, PACKED_STEP_LIMIT
 from ..context import (
     get_step,
@@ -281,14 +281,6 @@ def audio(
     return _record(name, step, build)
 
 
-def _metadata_bytes(metadata: Any, tag: str) -> bytes | None:
-    """``write``'s metadata as validated serialized bytes; None for none (TF writes no field)."""
-    if metadata is None:
-        return None
-    serialized = metadata_message(metadata, tag, "metadata").SerializeToString()
-    return bytes(serialized) if serialized else None
-
-
 def write(
     tag: str,
     tensor: ArrayLike | Callable[[], ArrayLike],
@@ -308,7 +300,7 @@ def write(
     tag = check_tag(tag, "tag")
     if step is not None:
         step = to_step(step, tag)
-    md = _metadata_bytes(metadata, tag)
+    md = written_metadata(metadata, tag, "metadata")
     writer = _default_writer()
     if writer is None:
         return False
