@@ -21,9 +21,10 @@ release keeps working as long as it writes through ``self.summary``.
 ``npsummary.hparams.KerasCallback``).
 
 Differences from Keras under TensorFlow: tensors of any backend are converted with
-``keras.ops.convert_to_numpy``; with the TensorFlow backend the op graph of the train function
-(``write_graph``) and profiler traces are not written (the profiler of the JAX backend still
-runs); the event files' names carry npsummary's host/pid part.
+``keras.ops.convert_to_numpy``; the profiler's own files are written as Keras writes them, but
+not the trace summary ``batch_<n>`` (``tf.summary.trace_export``); ``tf.summary`` calls in the
+model's own code write nothing (Keras makes its TensorFlow writer the default during ``fit``;
+npsummary creates none); the event files' names carry npsummary's host/pid part.
 """
 
 from __future__ import annotations
