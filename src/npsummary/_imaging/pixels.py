@@ -167,13 +167,7 @@ def tensorboardx_to_uint8(array: np.ndarray) -> tuple[np.ndarray, int]:
     clipping, so values outside [0, 1] wrap around exactly as NumPy's cast does on this machine
     (1.5 -> 126, -0.2 -> 205 on x86-64). NaN and infinity, undefined for that cast, give 0.
     uint8 is returned unchanged."""
-    if array.dtype == np.uint8:
-        return array, 0
-    out = np.empty(array.shape, np.uint8)
-    nan_count = 0
-    for index in _chunks(array.shape):
-        nan_count += _scale_wrapping(array[index], out[index])
-    return out, nan_count
+    return to_uint8(array, floor=True, wrap=True)
 
 
 def _scale_wrapping(src: np.ndarray, dst: np.ndarray) -> int:

@@ -46,22 +46,11 @@ def _hwc(tag: str, data: Any, dataformats: Any) -> np.ndarray:
 
 
 def _pixels(array: np.ndarray, report_nan: Callable[[int], None], wrap: bool) -> np.ndarray:
-    if array.dtype == np.uint8:
-        pixels = array
-    elif wrap:
-        from .._imaging.pixels import tensorboardx_to_uint8
+    from .._imaging.pixels import to_uint8
 
-        pixels, nan_count = tensorboardx_to_uint8(array)
-        if nan_count:
-            report_nan(nan_count)
-    else:
-        values = array.astype(np.float32)
-        nan = np.isnan(values)
-        if nan.any():
-            report_nan(int(nan.sum()))
-            values = np.where(nan, np.float32(0), values)
-        with np.errstate(over="ignore"):
-            pixels = np.clip(values * np.float32(255), 0, 255).astype(np.uint8)
+    pixels, nan_count = to_uint8(array, floor=True, wrap=wrap)
+    if nan_count:
+        report_nan(nan_count)
     if pixels.shape[2] == 1:
         pixels = np.repeat(pixels, 3, axis=2)
     return np.ascontiguousarray(pixels)

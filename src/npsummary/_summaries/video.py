@@ -60,23 +60,13 @@ def _to_uint8(
         scaled = levels.astype(np.float64) * 255.0 if wide else levels * np.float32(255.0)
         lut = np.clip(scaled, 0, 255).astype(np.uint8)
         return np.asarray(lut[video])
-    if tensorboardx:
-        from .._imaging.pixels import tensorboardx_to_uint8
+    from .._imaging.pixels import to_uint8
 
-        values = video if video.dtype.kind == "f" else video.astype(np.float64)
-        pixels, count = tensorboardx_to_uint8(values.astype(np.float64) if padded else values)
-        if count:
-            report_nan(count)
-        return pixels
-    with np.errstate(over="ignore", invalid="ignore"):
-        values = video.astype(np.float32)
-    nan = np.isnan(values)
-    count = int(nan.sum())
+    values = video.astype(np.float64) if padded and tensorboardx else video
+    pixels, count = to_uint8(values, floor=True, wrap=tensorboardx)
     if count:
-        values = np.where(nan, np.float32(0), values)
         report_nan(count)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.asarray(np.clip(values * np.float32(255), 0, 255).astype(np.uint8))
+    return pixels
 
 
 def prepare_video(
