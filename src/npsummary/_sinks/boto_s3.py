@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["S3Location", "connect", "os_error", "split_s3_url"]
+__all__ = ["S3Location", "connect", "list_directory", "os_error", "split_s3_url"]
 
 #: S3 error codes and HTTP statuses read as "no such bucket or key".
 _MISSING = frozenset({"NoSuchKey", "NoSuchBucket", "404", "NotFound"})
@@ -122,6 +123,25 @@ def os_error(exc: BaseException, url: str) -> OSError:
     return OSError(errno.EIO, f"{url}: {exc}")
 
 
+def list_directory(client: Any, bucket: str, prefix: str) -> Iterator[tuple[str, int | None]]:
+    """The entries directly under the key ``prefix`` (no trailing ``/``; ``""``: the bucket's
+    top): ``(name, size)`` for each object, ``(name, None)`` for each sub-directory (a common
+    prefix), the folder's own marker object left out. botocore's errors pass through."""
+    start = f"{prefix}/" if prefix else ""
+    pages = client.get_paginator("list_objects_v2").paginate(
+        Bucket=bucket, Prefix=start, Delimiter="/"
+    )
+    for page in pages:
+        for item in page.get("Contents") or ():
+            name = str(item["Key"])[len(start) :]
+            if name:
+                yield name, int(item.get("Size") or 0)
+        for common in page.get("CommonPrefixes") or ():
+            name = str(common["Prefix"])[len(start) :].rstrip("/")
+            if name:
+                yield name, None
+
+
 class S3Location:
     """A run directory ``s3://bucket/prefix`` written through boto3 (the interface of
     :class:`~npsummary._sinks.location.Location`)."""
@@ -163,20 +183,11 @@ class S3Location:
     def names(self) -> list[str]:
         """The names of the objects directly in this directory, sorted ([] if it is missing)."""
         client = self._client.get()
-        start = f"{self._prefix}/" if self._prefix else ""
-        names: list[str] = []
         try:
-            pages = client.get_paginator("list_objects_v2").paginate(
-                Bucket=self._bucket, Prefix=start, Delimiter="/"
-            )
-            for page in pages:
-                for item in page.get("Contents") or ():
-                    name = str(item["Key"])[len(start) :]
-                    if name:  # not the folder's own marker object
-                        names.append(name)
+            entries = list(list_directory(client, self._bucket, self._prefix))
         except Exception as exc:
             raise os_error(exc, self.url) from exc
-        return sorted(names)
+        return sorted(name for name, size in entries if size is not None)
 
     def put(self, name: str, data: bytes) -> None:
         """Create the object ``name`` holding ``data``; never replace another one.

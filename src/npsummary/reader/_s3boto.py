@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO, cast
 
-from .._sinks.boto_s3 import connect, os_error, split_s3_url
+from .._sinks.boto_s3 import connect, list_directory, os_error, split_s3_url
 
 __all__ = ["BotoS3FileSystem"]
 
@@ -46,20 +46,12 @@ class BotoS3FileSystem:
         start = f"{prefix}/" if prefix else ""
         names: list[str] = []
         try:
-            pages = self._client.get_paginator("list_objects_v2").paginate(
-                Bucket=bucket, Prefix=start, Delimiter="/"
-            )
-            for page in pages:
-                for item in page.get("Contents") or ():
-                    name = str(item["Key"])[len(start) :]
-                    if name:  # not the folder's own marker object
-                        self._sizes[f"{url}/{name}"] = int(item.get("Size") or 0)
-                        names.append(name)
-                for common in page.get("CommonPrefixes") or ():
-                    name = str(common["Prefix"])[len(start) :].rstrip("/")
-                    if name:
-                        self._dirs.add(f"{url}/{name}")
-                        names.append(name)
+            for name, size in list_directory(self._client, bucket, prefix):
+                if size is None:
+                    self._dirs.add(f"{url}/{name}")
+                else:
+                    self._sizes[f"{url}/{name}"] = size
+                names.append(name)
         except Exception as exc:
             raise os_error(exc, url) from exc
         if not names and prefix and not self._exists_below(bucket, start):
