@@ -56,26 +56,15 @@ def _hparams(
 def _summary_of(value: bytes) -> Any:
     """npsummary's ``Summary`` holding one serialized ``Summary.Value``."""
     from ... import proto
+    from ..._format.wire import encode_summary
 
-    return proto.Summary.FromString(b"\x0a" + _varint(len(value)) + value)
+    return proto.Summary.FromString(encode_summary([value]))
 
 
 def _custom_scalars(layout: Any) -> Any:
     from ..._summaries.custom_scalars import layout_value
 
     return _summary_of(layout_value(layout))
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 # -- tensorboardX.summary -------------------------------------------------------------------------
