@@ -11,7 +11,6 @@ without it installed. Skipped where boto3 or moto is missing; CI's stage 50 inst
 from __future__ import annotations
 
 import importlib.util
-import itertools
 import re
 import subprocess
 import sys
@@ -24,9 +23,9 @@ import pytest
 
 from npsummary import EventWriteError, SummaryWriter, reader
 from npsummary._format.record import iter_records
-from npsummary._sinks import segment_state
 from npsummary._sinks.location import Location, open_location, through_boto3
 from npsummary._sinks.segments import SegmentSink
+from segment_names import colliding_names
 
 pytestmark = pytest.mark.remote
 
@@ -245,11 +244,7 @@ def test_segments_are_uploaded_whole_in_name_order(s3: Any) -> None:
 def test_a_taken_name_is_never_replaced(s3: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """moto 4 ignores If-None-Match: the check before the put is what finds the name taken."""
     prefix = _prefix()
-    monkeypatch.setattr(segment_state.os, "getpid", lambda: 1)
-    monkeypatch.setattr(segment_state.time, "time", lambda: 1_700_000_000.0)
-    monkeypatch.setattr(segment_state, "_next_counter", lambda: 0)
-    tokens = itertools.chain(["a" * 16, "a" * 16], (f"{i:016x}" for i in itertools.count(1)))
-    monkeypatch.setattr(segment_state.secrets, "token_hex", lambda n: next(tokens))
+    colliding_names(monkeypatch)
     first = SegmentSink(f"s3://{BUCKET}/{prefix}", flush_secs=3600)
     first.write(b"first")
     first.flush()

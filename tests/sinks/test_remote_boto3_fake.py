@@ -18,10 +18,11 @@ import pytest
 from fakes3 import FakeClientError, FakeS3
 from npsummary import EventWriteError, SummaryWriter, reader
 from npsummary._format.record import iter_records
-from npsummary._sinks import boto_s3, location, segment_state
+from npsummary._sinks import boto_s3, location
 from npsummary._sinks.boto_s3 import S3Location, os_error, split_s3_url
 from npsummary._sinks.segments import SegmentSink
 from npsummary.reader import _s3boto
+from segment_names import colliding_names
 
 pytestmark = pytest.mark.remote
 
@@ -80,11 +81,7 @@ def test_a_taken_name_is_never_replaced(
     condition: str, store: FakeS3, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.condition = condition
-    monkeypatch.setattr(segment_state.os, "getpid", lambda: 1)
-    monkeypatch.setattr(segment_state.time, "time", lambda: 1_700_000_000.0)
-    monkeypatch.setattr(segment_state, "_next_counter", lambda: 0)
-    tokens = itertools.chain(["a" * 16, "a" * 16], (f"{i:016x}" for i in itertools.count(1)))
-    monkeypatch.setattr(segment_state.secrets, "token_hex", lambda n: next(tokens))
+    colliding_names(monkeypatch)
     first = SegmentSink(f"s3://{BUCKET}/run", flush_secs=3600)
     first.write(b"first")
     first.flush()

@@ -4,7 +4,6 @@ replaced, and fsspec filesystems whose ``protocol`` is a list or a tuple."""
 from __future__ import annotations
 
 import importlib
-import itertools
 import uuid
 from pathlib import Path
 from typing import Any, ClassVar
@@ -16,8 +15,8 @@ from fsspec.implementations.memory import MemoryFileSystem  # noqa: E402
 
 from conftest import raw_records  # noqa: E402
 from npsummary import SummaryWriter  # noqa: E402
-from npsummary._sinks import segment_state  # noqa: E402
 from npsummary._sinks.segments import SegmentSink  # noqa: E402
+from segment_names import colliding_names, same_pid_and_second  # noqa: E402
 
 pytestmark = pytest.mark.remote
 
@@ -66,18 +65,11 @@ def _payloads(fs: _Store, tmp_path: Path) -> dict[str, list[bytes]]:
     return out
 
 
-def _same_pid_and_second(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two containers on one host: same PID, same second, same per-process counter."""
-    monkeypatch.setattr(segment_state.os, "getpid", lambda: 1)
-    monkeypatch.setattr(segment_state.time, "time", lambda: 1_700_000_000.0)
-    monkeypatch.setattr(segment_state, "_next_counter", lambda: 0)
-
-
 @pytest.mark.parametrize("store", [_Store, _NoCreateMode])
 def test_writers_sharing_pid_and_second_never_overwrite_each_other(
     store: type[_Store], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _same_pid_and_second(monkeypatch)
+    same_pid_and_second(monkeypatch)
     fs = store()
     sinks = [SegmentSink("namesmem://bucket/run", filesystem=fs) for _ in range(3)]
     for i, sink in enumerate(sinks):
@@ -92,9 +84,7 @@ def test_writers_sharing_pid_and_second_never_overwrite_each_other(
 def test_an_existing_object_is_never_replaced(
     store: type[_Store], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _same_pid_and_second(monkeypatch)
-    tokens = itertools.chain(["a" * 16, "a" * 16], (f"{i:016x}" for i in itertools.count(1)))
-    monkeypatch.setattr(segment_state.secrets, "token_hex", lambda n: next(tokens))
+    colliding_names(monkeypatch)
     fs = store()
     first = SegmentSink("namesmem://bucket/run", filesystem=fs)
     first.write(b"first")

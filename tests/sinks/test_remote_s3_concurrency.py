@@ -5,7 +5,6 @@ moto are not installed (the CI stage .ci/stages/50-remote.sh installs them)."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import subprocess
 import sys
@@ -15,9 +14,9 @@ from collections.abc import Iterator
 import pytest
 
 from npsummary._format.record import iter_records
-from npsummary._sinks import segment_state
 from npsummary._sinks.segments import SegmentSink
 from s3server import BUCKET, FaultProxy, MotoServer, list_objects, s3_stack
+from segment_names import colliding_names
 
 pytestmark = pytest.mark.remote
 
@@ -43,11 +42,7 @@ def test_a_taken_name_on_s3_is_never_overwritten(
 ) -> None:
     server, _ = stack
     prefix = f"runs/{uuid.uuid4().hex}"
-    monkeypatch.setattr(segment_state.os, "getpid", lambda: 1)
-    monkeypatch.setattr(segment_state.time, "time", lambda: 1_700_000_000.0)
-    monkeypatch.setattr(segment_state, "_next_counter", lambda: 0)
-    tokens = itertools.chain(["a" * 16, "a" * 16], (f"{i:016x}" for i in itertools.count(1)))
-    monkeypatch.setattr(segment_state.secrets, "token_hex", lambda n: next(tokens))
+    colliding_names(monkeypatch)
     first = SegmentSink(f"s3://{BUCKET}/{prefix}", flush_secs=3600)
     first.write(b"first")
     first.flush()
