@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -266,29 +266,47 @@ FAST_FAIL = {
 
 
 @contextmanager
-def s3_stack() -> Iterator[tuple[MotoServer, FaultProxy]]:
-    """moto behind the proxy, with the environment and fsspec configured to use them."""
-    pytest.importorskip("s3fs", reason="the S3 tests need s3fs")
-    boto3 = pytest.importorskip("boto3", reason="the S3 tests need boto3")
-    fsspec = pytest.importorskip("fsspec")
+def _moto_stack(
+    environment: Callable[[str], dict[str, str]], cleared: tuple[str, ...] = ()
+) -> Iterator[tuple[MotoServer, FaultProxy]]:
+    """moto behind the proxy, with the bucket made and the variables ``environment(endpoint of
+    the proxy)`` set (``cleared`` unset) while the stack is up; both servers stopped by PID."""
+    import boto3
+
     server = MotoServer()
     proxy = FaultProxy(server.port)
-    saved_env = {k: os.environ.get(k) for k in s3_environment("")}
-    saved_conf = fsspec.config.conf.get("s3")
-    import s3fs
-
-    saved_retries = s3fs.S3FileSystem.retries
+    variables = environment(proxy.endpoint)
+    names = [*variables, *cleared]
+    saved_env = {k: os.environ.get(k) for k in names}
     try:
-        os.environ.update(s3_environment(proxy.endpoint))
-        fsspec.config.conf["s3"] = FAST_FAIL
-        # s3fs's own retry loop (class attribute, 5 with backoff): npsummary retries instead.
-        s3fs.S3FileSystem.retries = 1
+        for name in names:
+            os.environ.pop(name, None)
+        os.environ.update(variables)
         boto3.client("s3", endpoint_url=server.endpoint).create_bucket(Bucket=BUCKET)
         yield server, proxy
     finally:
         proxy.stop()
         server.stop()
         _restore_environment(saved_env)
+
+
+@contextmanager
+def s3_stack() -> Iterator[tuple[MotoServer, FaultProxy]]:
+    """moto behind the proxy, with the environment and fsspec configured to use them."""
+    pytest.importorskip("s3fs", reason="the S3 tests need s3fs")
+    pytest.importorskip("boto3", reason="the S3 tests need boto3")
+    fsspec = pytest.importorskip("fsspec")
+    import s3fs
+
+    saved_conf = fsspec.config.conf.get("s3")
+    saved_retries = s3fs.S3FileSystem.retries
+    try:
+        fsspec.config.conf["s3"] = FAST_FAIL
+        # s3fs's own retry loop (class attribute, 5 with backoff): npsummary retries instead.
+        s3fs.S3FileSystem.retries = 1
+        with _moto_stack(s3_environment) as servers:
+            yield servers
+    finally:
         if saved_conf is None:
             fsspec.config.conf.pop("s3", None)
         else:
@@ -340,32 +358,28 @@ def boto3_stack() -> Iterator[tuple[MotoServer, FaultProxy]]:
     what finds the server), one attempt per request (npsummary retries), s3fs hidden from
     imports while the stack is up (``sys.modules["s3fs"] = None``; child processes hide it
     themselves)."""
-    boto3 = pytest.importorskip("boto3", reason="S3 tests need boto3 (or s3fs) and moto[server]")
+    pytest.importorskip("boto3", reason="S3 tests need boto3 (or s3fs) and moto[server]")
     pytest.importorskip("moto", reason="S3 tests need moto[server]")
-    server = MotoServer()
-    proxy = FaultProxy(server.port)
-    environment = s3_environment(proxy.endpoint)
-    del environment["AWS_ENDPOINT_URL"]
-    environment["AWS_MAX_ATTEMPTS"] = "1"
-    environment["AWS_RETRY_MODE"] = "standard"
-    names = [*environment, "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE"]
-    saved_env = {k: os.environ.get(k) for k in names}
     saved_s3fs = sys.modules.get("s3fs", _ABSENT)
     try:
-        for name in names:
-            os.environ.pop(name, None)
-        os.environ.update(environment)
         sys.modules["s3fs"] = None  # type: ignore[assignment]
-        boto3.client("s3", endpoint_url=server.endpoint).create_bucket(Bucket=BUCKET)
-        yield server, proxy
+        with _moto_stack(
+            _boto3_environment, cleared=("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE")
+        ) as servers:
+            yield servers
     finally:
-        proxy.stop()
-        server.stop()
-        _restore_environment(saved_env)
         if saved_s3fs is _ABSENT:
             sys.modules.pop("s3fs", None)
         else:
             sys.modules["s3fs"] = saved_s3fs  # type: ignore[assignment]
+
+
+def _boto3_environment(endpoint: str) -> dict[str, str]:
+    environment = s3_environment(endpoint)
+    del environment["AWS_ENDPOINT_URL"]
+    environment["AWS_MAX_ATTEMPTS"] = "1"
+    environment["AWS_RETRY_MODE"] = "standard"
+    return environment
 
 
 _ABSENT: Any = object()
