@@ -19,7 +19,6 @@ frames losslessly (a gray GIF, Pillow) in the ``Summary.Image`` torch would buil
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
 import warnings
@@ -29,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from conformance import builders_program  # noqa: E402
+from conformance._library import write_golden  # noqa: E402
 
 
 def _lossless_make_video(summary_class: Any) -> Any:
@@ -72,12 +72,7 @@ def main(library: str) -> None:
                 results[name] = builders_program.record(
                     lambda tensor=tensor: summary.tensor_proto("t", tensor)
                 )
-    target = os.path.join(HERE, "golden", "builders", f"{library}.json")
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    with open(target, "w") as f:
-        json.dump({"version": version, "results": results}, f, sort_keys=True)
-        f.write("\n")
-    print(f"{target}: {len(results)} results from {library} {version}")
+    write_golden("builders", library, version, "results", results)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ as JSON in ``golden/flavours/<library>.json``, with the library's version.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -19,19 +18,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from conformance import flavour_program  # noqa: E402
-from conformance._library import run_with_library  # noqa: E402
+from conformance._library import run_with_library, write_golden  # noqa: E402
 
 
 def main(library: str) -> None:
     version, runs = run_with_library(
         library, "gen_flavour_golden.py", flavour_program.run, flavour_program.read_logdir
     )
-    target = os.path.join(HERE, "golden", "flavours", f"{library}.json")
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    with open(target, "w") as f:
-        json.dump({"version": version, "runs": runs}, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print(f"{target}: {len(runs)} runs from {library} {version}")
+    write_golden("flavours", library, version, "runs", runs, indent=1)
 
 
 if __name__ == "__main__":

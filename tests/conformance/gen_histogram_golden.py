@@ -11,7 +11,6 @@ fields as JSON in ``golden/histograms/<library>.json``, with the library's versi
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -19,18 +18,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from conformance import histogram_program  # noqa: E402
-from conformance._library import run_with_library  # noqa: E402
+from conformance._library import run_with_library, write_golden  # noqa: E402
 
 
 def main(library: str) -> None:
     version, histograms = run_with_library(
         library, "gen_histogram_golden.py", histogram_program.run, histogram_program.read_histograms
     )
-    target = os.path.join(HERE, "golden", "histograms", f"{library}.json")
-    with open(target, "w") as f:
-        json.dump({"version": version, "histograms": histograms}, f, indent=0, sort_keys=True)
-        f.write("\n")
-    print(f"{target}: {len(histograms)} histograms from {library} {version}")
+    write_golden("histograms", library, version, "histograms", histograms, indent=0)
 
 
 if __name__ == "__main__":

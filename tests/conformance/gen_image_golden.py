@@ -11,7 +11,6 @@ and decoded pixels as JSON in ``golden/images/<library>.json``, with the library
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -19,19 +18,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from conformance import image_program  # noqa: E402
-from conformance._library import run_with_library  # noqa: E402
+from conformance._library import run_with_library, write_golden  # noqa: E402
 
 
 def main(library: str) -> None:
     version, images = run_with_library(
         library, "gen_image_golden.py", image_program.run, image_program.read_pixels
     )
-    target = os.path.join(HERE, "golden", "images", f"{library}.json")
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    with open(target, "w") as f:
-        json.dump({"version": version, "images": images}, f, sort_keys=True)
-        f.write("\n")
-    print(f"{target}: {len(images)} images from {library} {version}")
+    write_golden("images", library, version, "images", images)
 
 
 if __name__ == "__main__":
