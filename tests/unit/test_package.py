@@ -20,6 +20,13 @@ HEAVY = (
 )
 
 
+def _python(code: str, context: object = "") -> str:
+    """Run ``code`` in a fresh interpreter; it must exit with 0. Returns what it printed."""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, (context, result.stdout + result.stderr)
+    return result.stdout
+
+
 def test_import_loads_no_heavy_or_optional_dependency() -> None:
     code = (
         "import sys, npsummary\n"
@@ -29,8 +36,7 @@ def test_import_loads_no_heavy_or_optional_dependency() -> None:
         "print(bad, lazy)\n"
         "sys.exit(1 if bad or lazy else 0)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    _python(code)
 
 
 def test_writing_needs_no_optional_dependency(tmp_path: object) -> None:
@@ -42,8 +48,7 @@ def test_writing_needs_no_optional_dependency(tmp_path: object) -> None:
         f"bad = sorted(m for m in {HEAVY!r} if m in sys.modules)\n"
         "sys.exit(str(bad) if bad else 0)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    _python(code)
 
 
 # Modules a writer does not need at run time: the type aliases are for type checkers only
@@ -74,8 +79,7 @@ def test_writers_import_only_what_a_scalar_needs() -> None:
             f"loaded = sorted(m for m in {absent!r} if m in sys.modules and m not in by_numpy)\n"
             "sys.exit(str(loaded) if loaded else 0)\n"
         )
-        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-        assert result.returncode == 0, (statement, result.stdout + result.stderr)
+        _python(code, statement)
 
 
 def test_first_writer_loads_only_the_crc32c_extension(tmp_path: object) -> None:
@@ -92,8 +96,7 @@ def test_first_writer_loads_only_the_crc32c_extension(tmp_path: object) -> None:
         " if m in sys.modules)\n"
         "sys.exit(str(bad) if bad else 0)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    _python(code)
 
 
 def test_version_is_answered_without_loading_the_commands() -> None:
@@ -105,12 +108,11 @@ def test_version_is_answered_without_loading_the_commands() -> None:
         "status = main(['--version'])\n"
         "sys.exit(status or ('numpy' in sys.modules))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    output = _python(code)
     from npsummary import __version__
     from npsummary._cli import _parser
 
-    assert result.stdout == f"npsummary {__version__}\n"
+    assert output == f"npsummary {__version__}\n"
     assert _parser().format_help()  # the full parser still has the option
     version = [a for a in _parser()._actions if "--version" in a.option_strings]
-    assert version and version[0].version == result.stdout.strip()
+    assert version and version[0].version == output.strip()
