@@ -1,33 +1,41 @@
 #!/usr/bin/env bash
-# The supported Python x NumPy range (README "Supported versions", pyproject.toml): the
-# TensorBoard-free core suite on Python 3.10, 3.12 and 3.13 with the newest NumPy each one gets,
-# and on Python 3.11 with the lowest NumPy that pyproject.toml declares. The main run covers
-# Python 3.11 with the newest NumPy and every test dependency; 10-protobuf-3.20.sh the oldest
-# protobuf. Each cell has its own venv (.venv-<cell>) and prints one summary line; a test whose
-# dependency a cell could not install is skipped, and the reasons are printed under the line.
-# The cells run side by side: 217 s from fresh venvs with a warm pip cache on this 2-core
-# machine under other load (load average ~5), 134 s when the venvs exist.
+# The supported Python x NumPy range (README "Supported versions", pyproject.toml). Two cells run
+# the README's test command (python -m pytest, the whole suite) with every test extra of
+# pyproject.toml: Python 3.10 with the newest NumPy it gets, and Python 3.11 with the lowest NumPy
+# that pyproject.toml declares (held while the extras install). Python 3.12 and 3.13, with their
+# newest NumPy, run the TensorBoard-free core suite. The main run covers Python 3.11 with the
+# newest NumPy; 10-protobuf-3.20.sh the oldest protobuf. Each cell has its own venv
+# (.venv-<cell>) and prints one summary line; a test whose dependency a cell could not install
+# (or import) is skipped, and the reasons are printed under the line.
+# The cells run in two lanes side by side, one per core: a whole-suite cell, then a core cell.
+# The whole suite takes one core for 6-8.5 min (Python 3.10: 364 s, the floor: 511 s, each run
+# beside one other suite at load average 2-5), a core cell about 1 min, so a lane takes about
+# 8-10 min with its installs, against 217 s for four core cells; four cells at once would take
+# as long in all (the same work on two cores) and double every whole-suite cell's time.
 set -euo pipefail
 # shellcheck disable=SC1091
 . .ci/lib.sh
 PYENV=/root/.pyenv/versions
 START=$SECONDS
 
-# The floor comes from pyproject.toml, so that the declaration and the test cannot drift apart.
-NUMPY_FLOOR=$("$PYENV/3.11.7/bin/python3" - <<'PY'
+# The floor and the test extras come from pyproject.toml, so that the declaration and the test
+# cannot drift apart.
+PYPROJECT=$("$PYENV/3.11.7/bin/python3" - <<'PY'
 import re, tomllib
-deps = tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]
-(spec,) = [d for d in deps if re.match(r"numpy\b", d)]
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+(spec,) = [d for d in project["dependencies"] if re.match(r"numpy\b", d)]
 print(re.fullmatch(r"numpy\s*>=\s*([\w.]+)", spec).group(1))
+print(" ".join(project["optional-dependencies"]["test"]))
 PY
 )
+NUMPY_FLOOR=$(echo "$PYPROJECT" | sed -n 1p)
+read -r -a TEST_EXTRAS <<<"$(echo "$PYPROJECT" | sed -n 2p)"
 
 # The core suite, by folder (tests/README.md): the unit tests, the three front ends and the local
-# sinks; remote and multi-process tests run in 50-remote.sh.
-CORE_TESTS=(tests/unit tests/frontends tests/sinks)
-CORE_MARKS="not live and not remote and not distributed"
-# Test-only dependencies of the core suite (no tensorboard: see the header).
-TEST_DEPS=(pytest hypothesis tensorboardX Pillow matplotlib ml_dtypes)
+# sinks; remote and multi-process tests run in 50-remote.sh. Its test-only dependencies leave
+# TensorBoard out (the tests that read back through it skip, counted on one line).
+CORE_TESTS=(-m "not live and not remote and not distributed" tests/unit tests/frontends tests/sinks)
+CORE_DEPS=(pytest hypothesis tensorboardX Pillow matplotlib ml_dtypes)
 
 # pip_q COMMAND...: run pip silently; on failure print its output and fail.
 pip_q() {
@@ -38,9 +46,20 @@ pip_q() {
     fi
 }
 
-# matrix_cell NAME PYTHON NUMPY_SPEC: venv .venv-NAME, install, run the core suite.
+# matrix_cell NAME PYTHON NUMPY_SPEC SUITE [HOLD...]: venv .venv-NAME, install, run the suite:
+# "full" is the README's test command with the test extras, "core" the core suite with CORE_DEPS;
+# each HOLD is a requirement added to every install of the test dependencies.
 matrix_cell() {
-    local name=$1 python=$2 numpy_spec=$3 venv=.venv-$1
+    local name=$1 python=$2 numpy_spec=$3 suite=$4 venv=.venv-$1
+    shift 4
+    local -a holds=("$@") deps tests
+    if [ "$suite" = full ]; then
+        deps=("${TEST_EXTRAS[@]}")
+        tests=()
+    else
+        deps=("${CORE_DEPS[@]}")
+        tests=("${CORE_TESTS[@]}")
+    fi
     "$python" -m venv "$venv"
     local pip="$venv/bin/pip"
     pip_q "$pip" install "$numpy_spec" 'protobuf>=3.20.3' 'crc32c>=2.4'
@@ -49,20 +68,20 @@ matrix_cell() {
     # NumPy held where it is. If the test dependencies do not install together, they are
     # installed one by one, so that one without wheels for this Python/NumPy only costs its own
     # tests (skipped, with the reason printed), never the cell.
-    if ! pip_q "$pip" install "${TEST_DEPS[@]}" "numpy==$numpy_now" 2>/dev/null; then
-        for dep in "${TEST_DEPS[@]}"; do
-            pip_q "$pip" install "$dep" "numpy==$numpy_now" 2>/dev/null ||
+    if ! pip_q "$pip" install "${deps[@]}" "${holds[@]}" "numpy==$numpy_now" 2>/dev/null; then
+        for dep in "${deps[@]}"; do
+            pip_q "$pip" install "$dep" "${holds[@]}" "numpy==$numpy_now" 2>/dev/null ||
                 echo "  $name: could not install $dep; the tests that need it are skipped"
         done
     fi
     pip_q "$pip" install --no-deps -e .
     local label log
     label="$("$venv/bin/python" -c "import sys; print('python%d.%d' % sys.version_info[:2])")"
-    label="$label numpy $numpy_now"
+    label="$label numpy $numpy_now ($suite)"
     log=$(mktemp)
-    cell "$label" bash -c "set -o pipefail; \"$venv/bin/python\" -m pytest -q -m '$CORE_MARKS' \
-        -p no:cacheprovider -rs ${CORE_TESTS[*]} | tee '$log'"
-    # Why anything was skipped: TensorBoard is left out of these cells on purpose (one line);
+    cell "$label" bash -c 'set -o pipefail; log=$1; shift; "$@" | tee "$log"' _ "$log" \
+        "$venv/bin/python" -m pytest -q -p no:cacheprovider -rs "${tests[@]}"
+    # Why anything was skipped: TensorBoard is left out of the core cells on purpose (one line);
     # any other reason is printed as it is, once.
     local reasons tb
     reasons=$(grep '^SKIPPED' "$log" | sed -E 's/^SKIPPED \[([0-9]+)\] [^:]+:[0-9]+: /\1 /' || true)
@@ -74,23 +93,41 @@ matrix_cell() {
     rm -f "$log"
 }
 
-# The cells run side by side (installs wait on the network, tests use both cores); each one's
-# output is printed in order as it finishes.
+# Two lanes side by side, one per core (the whole suite keeps a core busy; four cells at once
+# only made each one slower). In each lane a whole-suite cell, then a core cell. Each cell's
+# output is printed in this order once all have finished.
 NAMES=(py310 py311-numpy-floor py312 py313)
 PYTHONS=(3.10.13 3.11.7 3.12.1 3.13.0)
 SPECS=(numpy "numpy==$NUMPY_FLOOR" numpy numpy)
+SUITES=(full full core core)
+# pyarrow 25 needs NumPy >= 2 on import without declaring it, so pip would install it beside the
+# floor; 24 is the newest that imports with NumPy 1.23.2.
+HOLDS=("" "pyarrow<25" "" "")
+LANES=("0 2" "1 3")
 OUT=$(mktemp -d)
+lane() {
+    local i
+    for i in $1; do
+        # In the background and waited for, so that set -e holds inside the cell (it does not in
+        # a command followed by ||).
+        # shellcheck disable=SC2086  # HOLDS: one word per requirement, none for most cells
+        matrix_cell "${NAMES[$i]}" "$PYENV/${PYTHONS[$i]}/bin/python3" "${SPECS[$i]}" \
+            "${SUITES[$i]}" ${HOLDS[$i]} >"$OUT/$i" 2>&1 &
+        wait "$!" || echo "$i" >>"$OUT/failed"
+    done
+}
 PIDS=()
-for i in "${!NAMES[@]}"; do
-    matrix_cell "${NAMES[$i]}" "$PYENV/${PYTHONS[$i]}/bin/python3" "${SPECS[$i]}" \
-        >"$OUT/$i" 2>&1 &
+for l in "${LANES[@]}"; do
+    lane "$l" &
     PIDS+=($!)
 done
-FAILED=0
+for pid in "${PIDS[@]}"; do
+    wait "$pid" || true
+done
 for i in "${!NAMES[@]}"; do
-    wait "${PIDS[$i]}" || FAILED=$((FAILED + 1))
     cat "$OUT/$i"
 done
+FAILED=$( [ -e "$OUT/failed" ] && wc -l <"$OUT/failed" || echo 0)
 rm -rf "$OUT"
 if [ "$FAILED" != 0 ]; then
     echo "stage: 20-matrix: $FAILED of ${#NAMES[@]} cells FAILED in $((SECONDS - START)) s"
