@@ -486,3 +486,25 @@ def test_fork_child_that_never_logs_creates_no_file(tmp_path: Path) -> None:
     )
     (parent_file,) = event_files(tmp_path / "run")
     assert steps_in(parent_file) == [0, 1, 2, 3, 4, 5]
+
+
+def test_relative_logdir_stays_where_it_was_after_chdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A relative logdir names the directory of the moment the writer was made. After an
+    # os.chdir the flush looked for "runs/x/<file>" in the new directory, took the file for
+    # removed, reported its records lost and started a new file there: outside the logdir (the
+    # full suite left runs/tf2_scoped/ in the checkout this way).
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    monkeypatch.chdir(tmp_path / "first")
+    writer = SummaryWriter("runs/x")
+    writer.add_scalar("loss", 1.0, 0)
+    writer.flush()
+    monkeypatch.chdir(tmp_path / "second")
+    writer.add_scalar("loss", 2.0, 1)
+    writer.flush()
+    writer.close()
+    assert list((tmp_path / "second").iterdir()) == []
+    records = raw_records(only_event_file(tmp_path / "first" / "runs" / "x"))
+    assert len(records) == 3  # the file version and both scalars

@@ -80,6 +80,11 @@ class EventFile(PendingState):
     ) -> None:
         super().__init__(flush_secs, max_queue, max_pending_bytes)
         self.directory = directory
+        # Files are made and checked through the absolute path: a relative directory names the
+        # one of this moment, as the open file does after an os.chdir (messages keep the form
+        # the user gave).
+        self.absolute_directory = os.path.abspath(directory)
+        self.absolute_path = ""
         self.suffix = suffix
         self.inflight: list[bytes] = []  # taken by a write attempt that has not committed
         self.fd = -1
@@ -91,7 +96,8 @@ class EventFile(PendingState):
 
     def open_new_file(self) -> None:
         now = time.time()
-        path, fd = create_event_file(self.directory, self.suffix, now)
+        absolute_path, fd = create_event_file(self.absolute_directory, self.suffix, now)
+        path = os.path.join(self.directory, os.path.basename(absolute_path))
         view = memoryview(frame_record(encode_file_version_event(float(int(now)), SOURCE_WRITER)))
         size = len(view)
         try:
@@ -102,13 +108,14 @@ class EventFile(PendingState):
             with contextlib.suppress(OSError):
                 os.close(fd)
             with contextlib.suppress(OSError):
-                os.unlink(path)
+                os.unlink(absolute_path)
             raise
         self.path, self.fd, self.size, self.dirty = path, fd, size, False
+        self.absolute_path = absolute_path
 
     def _file_removed(self) -> bool:
         try:
-            os.stat(self.path)
+            os.stat(self.absolute_path)
         except (FileNotFoundError, NotADirectoryError):
             return True
         except OSError:
