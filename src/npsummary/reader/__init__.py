@@ -13,6 +13,7 @@ TensorBoard's order.
     >>> series = reader.scalars("runs")                 # {(run, tag): ScalarSeries}
     >>> s = series[(".", "loss")]; s.steps, s.values    # int64 and float64 arrays
     >>> df = reader.to_pandas("runs")   # needs pandas: pip install 'npsummary[tables]'
+    >>> live = reader.Reader("runs"); live.scalars()   # again later: reads only what is new
 
 ``runs`` and ``tags`` filters are regular expressions matched with ``re.search``.
 """
@@ -37,6 +38,7 @@ from ._discover import Run
 from ._framing import ReadStats
 from ._histograms import NORMAL_HISTOGRAM_BPS, compress_histogram, legacy_to_buckets
 from ._io import FileSystem, LocalFileSystem, register_filesystem
+from ._live import Reader
 from ._logdata import Logdata
 from ._series import (
     AudioSeries,
@@ -64,6 +66,7 @@ __all__ = [
     "Logdata",
     "PrCurveSeries",
     "ReadStats",
+    "Reader",
     "Run",
     "ScalarSeries",
     "TensorSeries",

@@ -82,6 +82,28 @@ def events(
                     yield event
 
 
+def check_kinds(kinds: Iterable[str] | None) -> tuple[str, ...]:
+    """The kinds to read (all of :data:`KINDS` for None); ``"hparams"`` brings ``"scalars"``.
+
+    Raises:
+        TypeError: ``kinds`` is a string or holds a non-string.
+        ValueError: an unknown kind.
+    """
+    if isinstance(kinds, (str, bytes)):
+        raise TypeError(f"kinds must be a list of kinds, got {kinds!r:.60}")
+    wanted = tuple(
+        KINDS
+        if kinds is None
+        else (check_tag(k, f"kinds[{i}]") for i, k in enumerate(as_list(kinds, "load", "kinds")))
+    )
+    unknown = sorted(set(wanted) - set(KINDS))
+    if unknown:
+        raise ValueError(f"unknown kinds {unknown}; expected some of {list(KINDS)}")
+    if "hparams" in wanted and "scalars" not in wanted:
+        wanted += ("scalars",)  # an hparams session's metrics are scalars
+    return wanted
+
+
 def load(
     logdir: PathLike,
     *,
@@ -126,18 +148,7 @@ def load(
     decode = check_flag(decode, "decode")
     strict = check_flag(strict, "strict")
     max_image_pixels = check_int(max_image_pixels, "max_image_pixels", minimum=1)
-    if isinstance(kinds, (str, bytes)):
-        raise TypeError(f"kinds must be a list of kinds, got {kinds!r:.60}")
-    wanted = tuple(
-        KINDS
-        if kinds is None
-        else (check_tag(k, f"kinds[{i}]") for i, k in enumerate(as_list(kinds, "load", "kinds")))
-    )
-    unknown = sorted(set(wanted) - set(KINDS))
-    if unknown:
-        raise ValueError(f"unknown kinds {unknown}; expected some of {list(KINDS)}")
-    if "hparams" in wanted and "scalars" not in wanted:
-        wanted += ("scalars",)  # an hparams session's metrics are scalars
+    wanted = check_kinds(kinds)
     path = os.fspath(logdir)
     raw, stats = load_runs(
         filesystem_for(path),

@@ -25,6 +25,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +41,7 @@ __all__ = [
     "payload_ok",
     "raw_crcs",
     "read_batches",
+    "skip_to",
     "stored_crcs",
 ]
 
@@ -211,23 +213,43 @@ def payload_ok(buf: bytes, starts: IntArray, ends: IntArray) -> npt.NDArray[np.b
     return ok
 
 
+def skip_to(f: BinaryIO, count: int) -> None:
+    """Move a file just opened ``count`` bytes on: a seek, or reads where it cannot seek."""
+    try:
+        f.seek(count)
+        return
+    except (AttributeError, OSError):  # io.UnsupportedOperation is an OSError
+        pass
+    while count > 0:
+        data = f.read(min(count, CHUNK))
+        if not data:
+            return
+        count -= len(data)
+
+
 def read_batches(
     fs: FileSystem,
     path: str,
     stats: ReadStats,
+    start: int = 0,
     *,
     strict: bool = False,
     chunk: int = CHUNK,
 ) -> Iterator[RecordBatch]:
-    """Yield the checked records of the file ``path``, a chunk at a time, in file order."""
+    """Yield the checked records of the file ``path``, a chunk at a time, in file order.
+
+    ``start`` is a record boundary to read from (:class:`~npsummary.reader.Reader` resumes
+    where its last read ended); offsets in problems stay those of the whole file."""
     size = fs.size(path)
     stats.files += 1
-    stats.bytes += size
-    left = size
-    base = 0  # file offset of buf[0]
+    stats.bytes += max(size - start, 0)
+    left = size - start
+    base = start  # file offset of buf[0]
     buf = b""
     want = chunk
     with fs.open(path) as f:
+        if start:
+            skip_to(f, start)
         while True:
             data = f.read(min(want, left)) if left > 0 else b""
             left -= len(data)
