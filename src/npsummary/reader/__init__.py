@@ -14,6 +14,7 @@ TensorBoard's order.
     >>> s = series[(".", "loss")]; s.steps, s.values    # int64 and float64 arrays
     >>> df = reader.to_pandas("runs")   # needs pandas: pip install 'npsummary[tables]'
     >>> live = reader.Reader("runs"); live.scalars()   # again later: reads only what is new
+    >>> ddf = reader.to_dask("s3://bucket/sweep")    # read on Dask's workers: 'npsummary[dask]'
 
 ``runs`` and ``tags`` filters are regular expressions matched with ``re.search``.
 """
@@ -34,6 +35,7 @@ from ._api import (
     tensors,
     text,
 )
+from ._dask import to_dask
 from ._discover import Run
 from ._framing import ReadStats
 from ._histograms import NORMAL_HISTOGRAM_BPS, compress_histogram, legacy_to_buckets
@@ -86,6 +88,7 @@ __all__ = [
     "tensors",
     "text",
     "to_arrow",
+    "to_dask",
     "to_pandas",
     "to_parquet",
 ]
