@@ -141,9 +141,13 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "parquet" and args.out == "-":
         raise CommandError("parquet cannot be written to stdout; give --out DIR")
     progress = Progress()
-    progress.show(f"reading {args.logdir}", force=True)
     cols, stats = read_table(
-        args.logdir, args.kind, runs=args.runs, tags=args.tags, strict=args.strict
+        args.logdir,
+        args.kind,
+        runs=args.runs,
+        tags=args.tags,
+        strict=args.strict,
+        progress=progress.reading(),
     )
     progress.done()
     count = len(cols["run"])

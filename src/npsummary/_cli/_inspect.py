@@ -109,7 +109,8 @@ def summarize(
 
     fs = filesystem_for(logdir)
     run_re, tag_re = compile_filter(runs, "--runs"), compile_filter(tags, "--tags")
-    files = [(f, fs.size(f)) for r in discover(fs, logdir, run_re) for f in r.files]
+    found = discover(fs, logdir, run_re)
+    files = [(f, fs.size(f)) for r in found for f in r.files]
     raw, stats = load_runs(
         fs,
         logdir,
@@ -117,7 +118,7 @@ def summarize(
         runs=run_re,
         tags=tag_re,
         strict=strict,
-        progress=lambda run, n: progress.show(f"reading run {run!r}: {n:,} records"),
+        progress=progress.reading(len(found)),
     )
     progress.done()
     data = build(raw, stats)

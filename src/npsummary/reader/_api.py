@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .. import proto
@@ -113,6 +113,7 @@ def load(
     strict: bool = False,
     decode: bool = False,
     max_image_pixels: int = MAX_IMAGE_PIXELS,
+    progress: Callable[[str, int], None] | None = None,
 ) -> Logdata:
     """Read a logdir (or one run directory or event file) into a :class:`Logdata`.
 
@@ -135,6 +136,8 @@ def load(
             a GIF together; default :data:`MAX_IMAGE_PIXELS`, 67,108,864). A larger image is
             refused before any pixel is decoded (skipped and counted, or raised when
             ``strict``), so a small hostile file cannot make the read allocate without limit.
+        progress: called as the read goes (after each chunk of records) with the run's name and
+            the records read so far, for a progress bar.
 
     Returns:
         The :class:`Logdata`; its ``stats`` count every corrupt or torn record met.
@@ -159,6 +162,7 @@ def load(
         strict=strict,
         decode=decode,
         max_image_pixels=max_image_pixels,
+        progress=progress,
     )
     return build(raw, stats)
 

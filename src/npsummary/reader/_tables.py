@@ -10,6 +10,7 @@ one row per session and hyperparameter or metric: ``run, tag, value``.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -69,10 +70,11 @@ def read_table(
     runs: Pattern = None,
     tags: Pattern = None,
     strict: bool = False,
+    progress: Callable[[str, int], None] | None = None,
 ) -> tuple[dict[str, Any], ReadStats]:
     """:func:`columns`, with what the read met (corrupt records skipped, ...)."""
     check_choice(kind, "kind", tuple(KINDS))
-    data = load(logdir, kinds=(kind,), runs=runs, tags=tags, strict=strict)
+    data = load(logdir, kinds=(kind,), runs=runs, tags=tags, strict=strict, progress=progress)
     return _columns(data, kind), data.stats
 
 
