@@ -149,7 +149,7 @@ def child(what: str, logdir: str) -> dict[str, Any]:
         return {"wall": wall, "cpu": cpu, "scalars": len(out), "peak_mb": _peak_mb()}
     if what == "refresh":
         live = reader.Reader(logdir, kinds=["scalars"])
-        first, t_first, _ = _timed(live.scalars)
+        first, t_first, c_first = _timed(live.scalars)
         _, t_same, _ = _timed(live.scalars)
         added = grow(logdir)
         grown, t_grown, c_grown = _timed(live.scalars)
@@ -161,6 +161,7 @@ def child(what: str, logdir: str) -> dict[str, Any]:
             assert np.array_equal(g.wall_times, s.wall_times)
         return {
             "first": t_first,
+            "first_cpu": c_first,
             "unchanged": t_same,
             "refresh": t_grown,
             "refresh_cpu": c_grown,
@@ -323,7 +324,8 @@ def main() -> None:
             f"{r['unchanged']:.3f} s, after 1% more steps and one new run "
             f"{r['refresh']:.3f} s ({r['refresh_cpu']:.3f} CPU s; {r['added']:,} scalars added, "
             f"all {r['scalars']:,} equal to a fresh read of {r['fresh_after']:.2f} s) | ratio "
-            f"{r['refresh'] / r['first']:.3f} of the first read",
+            f"{r['refresh'] / r['first']:.3f} of the first read's wall time, "
+            f"{r['refresh_cpu'] / r['first_cpu']:.3f} of its CPU time ({r['first_cpu']:.2f} s)",
             flush=True,
         )
     print(_load(), flush=True)

@@ -209,3 +209,31 @@ def test_kinds_filters_and_arguments(tmp_path: Path) -> None:
         reader.Reader(tmp_path, runs="(")
     with pytest.raises(FileNotFoundError):
         reader.Reader(tmp_path / "missing").scalars()
+
+
+def test_runs_growing_together_with_bad_tails_among_them(tmp_path: Path) -> None:
+    """Many runs' tails are framed and decoded together; one with a payload failing its CRC and
+    one with a corrupt header go the general way, the others stay exact."""
+    for r in range(5):
+        (tmp_path / f"r{r}").mkdir()
+        (tmp_path / f"r{r}" / "events.out.tfevents.1.h").write_bytes(
+            b"".join(_event(s, value=s * r) for s in range(70))
+        )
+    live = reader.Reader(tmp_path)
+    live.scalars()
+    bad = bytearray(_event(100))
+    bad[-6] ^= 0xFF
+    for r in range(5):
+        more = b"".join(_event(s, tag=f"t{s % 3}", value=-s) for s in range(70, 140))
+        if r == 1:
+            more = more[:200] + bytes(bad) + more[200:]
+        if r == 3:
+            more = b"\x07" * 30 + more
+        if r == 4:
+            more += _event(141)[:9]
+        _append(tmp_path / f"r{r}" / "events.out.tfevents.1.h", more)
+    _same(live.load(), reader.load(tmp_path))
+    assert live.stats.corrupt_records >= 2 and live.stats.torn_tails == 1
+    _append(tmp_path / "r4" / "events.out.tfevents.1.h", _event(141)[9:])
+    _same(live.load(), reader.load(tmp_path))
+    assert live.scalars()[("r4", "x")].steps[-1] == 141

@@ -13,6 +13,7 @@ a fresh read gives; runs that vanished are dropped.
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,8 +23,17 @@ import numpy as np
 from .._common.convert import check_flag, check_int
 from .._format.pngread import MAX_IMAGE_PIXELS
 from ._api import PathLike, Pattern, check_kinds
+from ._crc import length_crc_ok
 from ._discover import compile_filter, discover
-from ._framing import ReadStats, read_batches, skip_to
+from ._fastscalar import FastScalars, match_scalars
+from ._framing import (
+    CHUNK,
+    ReadStats,
+    RecordBatch,
+    payload_ok,
+    read_batches,
+    skip_to,
+)
 from ._io import FileSystem, filesystem_for
 from ._load import RunData, _Collector
 from ._logdata import Logdata, _hparams, _series
@@ -42,6 +52,8 @@ __all__ = ["Reader"]
 
 _MAX_PROBLEMS = 100
 _GUARD = 4  # the last record's masked CRC: it changes when a file is rewritten in place
+_HEAD = struct.Struct("<III")  # a record's length (low, high words) and length CRC
+_TAILS = 4096  # grown files read together (each tail at most CHUNK bytes)
 
 
 @dataclass
@@ -70,6 +82,10 @@ def _guard(fs: FileSystem, path: str, end: int) -> bytes:
         return f.read(_GUARD)
 
 
+class _Rewritten(Exception):
+    """A file read before was rewritten: its run is read again from the start."""
+
+
 class _Run:
     """One run's reading state: its collector (sequence numbers, tags' plugins) and files."""
 
@@ -77,29 +93,42 @@ class _Run:
         self.data = RunData(name)
         self.collector = make(self.data, ReadStats())
         self.files: list[_File] = []
+        self.broken = False  # a read of it raised part way: read it again from the start
         # (kind, tag) -> (parts or items read when it was shaped, the series)
         self.series: dict[tuple[str, str], tuple[int, Any]] = {}
 
     def extends(self, fs: FileSystem, paths: tuple[str, ...], identity: Any) -> bool:
-        """Whether ``paths`` are the files read so far, grown only at the end, plus new ones."""
-        if paths[: len(self.files)] != tuple(f.path for f in self.files):
+        """Whether ``paths`` are the files read so far, the last one perhaps grown, plus new
+        ones (whether the last one was rewritten is told by its guard bytes, when read)."""
+        if self.broken or paths[: len(self.files)] != tuple(f.path for f in self.files):
             return False
         last = len(self.files) - 1
         for i, f in enumerate(self.files):
             size = fs.size(f.path)
-            if size < f.size or identity(f.path) != f.identity:
-                return False
-            if size > f.size and (i < last or _guard(fs, f.path, f.done) != f.guard):
+            if size < f.size or identity(f.path) != f.identity or (size > f.size and i < last):
                 return False
         return True
 
+    def only_grown(self, fs: FileSystem, paths: tuple[str, ...]) -> int | None:
+        """The new size of the last file when that is all that changed (after :meth:`extends`)."""
+        if len(paths) != len(self.files) or not self.files or not self.files[-1].size:
+            return None
+        size = fs.size(paths[-1])
+        return size if 0 < size - self.files[-1].size <= CHUNK else None
+
     def read(self, fs: FileSystem, paths: tuple[str, ...], identity: Any, strict: bool) -> None:
-        """Read what is new in ``paths`` (which :meth:`extends` the files read so far)."""
+        """Read what is new in ``paths`` (which :meth:`extends` the files read so far).
+
+        Raises:
+            _Rewritten: the last file read so far no longer ends as it did (nothing was read).
+        """
         for path in paths[len(self.files) :]:
             self.files.append(_File(path, identity(path)))
         for f in self.files:
             if fs.size(f.path) == f.size and f.size:
                 continue
+            if f.done and _guard(fs, f.path, f.done) != f.guard:
+                raise _Rewritten(f.path)
             stats = ReadStats()
             self.collector.stats = stats
             start = f.done
@@ -132,6 +161,120 @@ class _Run:
             if kind != "hparams" and (known is None or known[0] != len(items)):
                 self.series[(kind, tag)] = (len(items), _series(kind, data, tag, items))
         return {key: self.series[key][1] for key in sorted(self.series)}
+
+
+@dataclass
+class _Tail:
+    """The new bytes of a run's last file, for :func:`_read_tails`."""
+
+    run: _Run
+    paths: tuple[str, ...]  # the run's files
+    file: _File
+    size: int
+    at: int = 0  # where they start in the joint buffer
+    records: tuple[int, int] = (0, 0)  # their records' range in the joint record arrays
+    done: int = 0  # the file offset after their last complete record
+
+
+def _subset(fast: FastScalars, lo: int, hi: int) -> FastScalars:
+    """The bulk-decoded scalars of records ``lo .. hi - 1``, numbered from ``lo``."""
+    a, b = np.searchsorted(fast.index, [lo, hi]).tolist()
+    groups, inverse = np.unique(fast.group[a:b], return_inverse=True)
+    return FastScalars(
+        fast.index[a:b] - lo,
+        inverse.reshape(-1).astype(np.int64),
+        fast.steps[a:b],
+        fast.wall_times[a:b],
+        fast.values[a:b],
+        [fast.tags[g] for g in groups.tolist()],
+        [fast.metadata[g] for g in groups.tolist()],
+    )
+
+
+def _read_tails(fs: FileSystem, tails: list[_Tail], checked: Any) -> list[_Tail]:
+    """Read the tails of many runs' last files at once: their bytes joined in one buffer,
+    framed, CRC-checked and bulk-decoded in one pass each, then filed run by run. Tails that
+    are anything but whole records and at most one torn tail (corruption, a file that changed
+    while read) are returned, untouched, for the general path."""
+    parts: list[bytes] = []
+    ready: list[_Tail] = []
+    others: list[_Tail] = []
+    at = 0
+    for t in tails:
+        f = t.file
+        start = f.done - len(f.guard)
+        with fs.open(f.path) as stream:
+            skip_to(stream, start)
+            data = stream.read(t.size - start)
+        if len(data) != t.size - start or data[: len(f.guard)] != f.guard:
+            others.append(t)
+            continue
+        t.at = at
+        parts.append(data[len(f.guard) :])
+        at += t.size - f.done
+        ready.append(t)
+    buf = b"".join(parts)
+    # Follow each tail's chain of headers; their length CRCs are checked at once after.
+    starts: list[int] = []
+    lengths: list[int] = []
+    crcs: list[int] = []
+    framed: list[_Tail] = []
+    for t in ready:
+        end, p, first = t.at + t.size - t.file.done, t.at, len(starts)
+        while end - p >= 12:
+            length, high, crc = _HEAD.unpack_from(buf, p)
+            if high or p + 16 + length > end:  # no header here, or a torn tail
+                break
+            starts.append(p + 12)
+            lengths.append(length)
+            crcs.append(crc)
+            p += 16 + length
+        if end - p >= 12:  # a corrupt header, or a record cut past its header: the general path
+            del starts[first:], lengths[first:], crcs[first:]
+            others.append(t)
+            continue
+        t.records, t.done = (first, len(starts)), t.file.done + p - t.at
+        framed.append(t)
+    sizes = np.array(lengths, np.uint32)
+    begin = np.array(starts, np.int64)
+    stop = begin + sizes.astype(np.int64)
+    ok = length_crc_ok(sizes, np.array(crcs, np.uint32))
+    ok &= payload_ok(buf, begin, stop) if starts else ok
+    good: list[_Tail] = []
+    for t in framed:
+        if ok[t.records[0] : t.records[1]].all():
+            good.append(t)
+        else:
+            others.append(t)
+    if len(good) != len(framed):  # keep only the good tails' records, renumbered
+        keep = np.concatenate([np.arange(*t.records) for t in good] or [np.zeros(0, np.int64)])
+        begin, stop = begin[keep], stop[keep]
+        n = 0
+        for t in good:
+            count = t.records[1] - t.records[0]
+            t.records, n = (n, n + count), n + count
+    fast = match_scalars(buf, begin, stop, checked) if begin.size else None
+    for t in good:
+        lo, hi = t.records
+        f, run = t.file, t.run
+        if hi > lo:
+            stats = ReadStats()
+            run.collector.stats = stats
+            batch = RecordBatch(f.path, buf, begin[lo:hi], stop[lo:hi], f.done - t.at)
+            try:
+                run.collector.batch(batch, None if fast is None else _subset(fast, lo, hi))
+            except BaseException:  # strict: a bad value
+                run.broken = True
+                raise
+            f.bad_values += stats.bad_values
+            f.corrupt_records += stats.corrupt_records
+            f.corrupt_bytes += stats.corrupt_bytes
+            f.problems += stats.problems
+        if t.done > f.done:
+            f.guard = buf[t.done - f.done + t.at - _GUARD : t.done - f.done + t.at]
+        f.records += hi - lo
+        f.size, f.done = t.size, t.done
+    return others
 
 
 class Reader:
@@ -183,6 +326,7 @@ class Reader:
 
         self._make = make
         self._state: dict[str, _Run] = {}
+        self._checked: Any = {}  # the bulk decoder's checked groups, shared by every run
 
     def refresh(self) -> None:
         """Read what was appended since the last call, and the runs and files that appeared.
@@ -196,18 +340,40 @@ class Reader:
         fs = filesystem_for(self._path)
         identity: Callable[[str], Hashable] = getattr(fs, "identity", lambda p: None)
         state: dict[str, _Run] = {}
+        grown: list[_Tail] = []
         try:
             for run in discover(fs, self._path, self._runs_re):
                 known = self._state.pop(run.name, None)  # one that raises is read afresh
                 if known is None or not known.extends(fs, run.files, identity):
                     known = _Run(run.name, self._make)
-                known.read(fs, run.files, identity, self._strict)
+                size = known.only_grown(fs, run.files)
+                if size is not None:
+                    grown.append(_Tail(known, run.files, known.files[-1], size))
+                else:
+                    self._read(known, fs, run.files, identity)
                 state[run.name] = known
+            for i in range(0, len(grown), _TAILS):
+                for t in _read_tails(fs, grown[i : i + _TAILS], self._checked):
+                    try:
+                        state[t.run.data.name] = self._read(t.run, fs, t.paths, identity)
+                    except BaseException:
+                        t.run.broken = True
+                        raise
         except BaseException:
             merged = {**self._state, **state}
             self._state = {name: merged[name] for name in sorted(merged)}
             raise
         self._state = state
+
+    def _read(self, run: _Run, fs: FileSystem, paths: tuple[str, ...], identity: Any) -> _Run:
+        """``run`` with what is new in ``paths`` read, or the run read again from its start."""
+        try:
+            run.read(fs, paths, identity, self._strict)
+            return run
+        except _Rewritten:
+            run = _Run(run.data.name, self._make)
+            run.read(fs, paths, identity, self._strict)
+            return run
 
     @property
     def runs(self) -> list[str]:

@@ -96,17 +96,18 @@ class _Collector:
             self.run.plugins[tag] = known
         return known[0]
 
-    def batch(self, batch: RecordBatch) -> None:
-        """Decode the (CRC-checked) records of a batch.
+    def batch(self, batch: RecordBatch, fast: FastScalars | None = None) -> None:
+        """Decode the (CRC-checked) records of a batch; ``fast``: its bulk-decoded scalars when
+        the caller matched them already (a live Reader matches many runs' records at once).
 
         Bulk-decoded scalars and protobuf-parsed records are filed so that a tag's kind still
         comes from its first value in file order: the parsed records are read first, and a tag
         first met in this batch takes the metadata of whichever path saw it first."""
         n = batch.starts.size
-        fast = None
         slow = np.ones(n, bool)
-        if n >= 64:
+        if fast is None and n >= 64:
             fast = match_scalars(batch.buf, batch.starts, batch.ends, self._checked)
+        if fast is not None:
             slow[fast.index] = False
         rest = np.flatnonzero(slow)
         events = self._parse(batch, rest)
