@@ -273,7 +273,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(*args.child)))
         return
-    sizes = args.sizes.split(",")
+    sizes = [size for size in args.sizes.split(",") if size]
     for size in {*sizes, *([args.refresh] if args.refresh else [])}:
         make_sweep(args.cache, size)
     if args.generate_only:

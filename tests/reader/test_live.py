@@ -237,3 +237,18 @@ def test_runs_growing_together_with_bad_tails_among_them(tmp_path: Path) -> None
     _append(tmp_path / "r4" / "events.out.tfevents.1.h", _event(141)[9:])
     _same(live.load(), reader.load(tmp_path))
     assert live.scalars()[("r4", "x")].steps[-1] == 141
+
+
+def test_many_runs_with_tags_of_their_own_growing_together(tmp_path: Path) -> None:
+    """More (tag, metadata) groups in one joint pass than runs share: each run gets its own."""
+    for r in range(70):
+        (tmp_path / f"r{r:02d}").mkdir()
+        with SummaryWriter(str(tmp_path / f"r{r:02d}")) as w:
+            w.add_scalar(f"own{r}", 1.0, 0)
+    live = reader.Reader(tmp_path)
+    live.scalars()
+    for r in range(70):
+        (path,) = (tmp_path / f"r{r:02d}").glob("*tfevents*")
+        _append(path, b"".join(_event(s, tag=f"own{r}", value=s / 7) for s in range(1, 80)))
+    _same(live.load(), reader.load(tmp_path))
+    assert live.scalars()[("r69", "own69")].steps.tolist() == list(range(80))

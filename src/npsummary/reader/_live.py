@@ -54,6 +54,7 @@ _MAX_PROBLEMS = 100
 _GUARD = 4  # the last record's masked CRC: it changes when a file is rewritten in place
 _HEAD = struct.Struct("<III")  # a record's length (low, high words) and length CRC
 _TAILS = 4096  # grown files read together (each tail at most CHUNK bytes)
+_FEW_GROUPS = 64  # up to this many (tag, metadata) groups in a joint pass: no renumbering
 
 
 @dataclass
@@ -179,6 +180,16 @@ class _Tail:
 def _subset(fast: FastScalars, lo: int, hi: int) -> FastScalars:
     """The bulk-decoded scalars of records ``lo .. hi - 1``, numbered from ``lo``."""
     a, b = np.searchsorted(fast.index, [lo, hi]).tolist()
+    if len(fast.tags) <= _FEW_GROUPS:  # the collector passes over the groups a run lacks
+        return FastScalars(
+            fast.index[a:b] - lo,
+            fast.group[a:b],
+            fast.steps[a:b],
+            fast.wall_times[a:b],
+            fast.values[a:b],
+            fast.tags,
+            fast.metadata,
+        )
     groups, inverse = np.unique(fast.group[a:b], return_inverse=True)
     return FastScalars(
         fast.index[a:b] - lo,
