@@ -252,3 +252,23 @@ def test_many_runs_with_tags_of_their_own_growing_together(tmp_path: Path) -> No
         _append(path, b"".join(_event(s, tag=f"own{r}", value=s / 7) for s in range(1, 80)))
     _same(live.load(), reader.load(tmp_path))
     assert live.scalars()[("r69", "own69")].steps.tolist() == list(range(80))
+
+
+def test_a_url_logdir_grows_and_gains_segments() -> None:
+    """memory:// through fsspec: an object that grows (as a local file would) and new
+    objects (as a SegmentSink uploads them), read incrementally and equal to a fresh read."""
+    fsspec = pytest.importorskip("fsspec")
+    root = f"memory://live-{os.getpid()}"
+    fs = fsspec.filesystem("memory")
+    first = f"{root}/run/events.out.tfevents.1.h"
+    with fs.open(first, "wb") as f:
+        f.write(_event(1) + _event(2)[:7])
+    live = reader.Reader(root)
+    _same(live.load(), reader.load(root))
+    with fs.open(first, "wb") as f:  # memory:// cannot append: rewritten with more at the end
+        f.write(_event(1) + _event(2) + _event(3))
+    with fs.open(f"{root}/run/events.out.tfevents.2.h", "wb") as f:
+        f.write(_event(4))
+    _same(live.load(), reader.load(root))
+    assert live.scalars()[("run", "x")].steps.tolist() == [1, 2, 3, 4]
+    fs.rm(root, recursive=True)
