@@ -25,7 +25,9 @@ def _logged(writer_class: type[SummaryWriter], method: str, *args: Any, **kwargs
     from ... import proto
 
     sink = MemorySink()
-    writer = writer_class(sink)
+    # A builder is a pure function: it returns its Summary on every rank, as torch's and
+    # tensorboardX's do, so the writer it borrows is never rank-gated.
+    writer = writer_class(sink, rank=0)
     getattr(writer, method)(*args, **kwargs)
     event = proto.Event.FromString(sink.payloads[-1])
     return event.summary
