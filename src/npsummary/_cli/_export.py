@@ -30,8 +30,8 @@ examples:
 
 Scalars give the columns run, tag, step, wall_time, value (tbparse's names). Other kinds give
 run, tag, step, wall_time and a value column: JSON arrays for histograms, PR curves, text and
-tensors; base64 strings for image and audio bytes. Parquet needs pyarrow:
-pip install 'npsummary[tables]'.
+tensors (a complex number is the pair [real, imag]); base64 strings for image and audio
+bytes. Parquet needs pyarrow: pip install 'npsummary[tables]'.
 
 The file is DIR/KIND.FORMAT (e.g. ./scalars.csv), written to a temporary file in DIR and then
 renamed over it: a link at that name is replaced, never followed, and a failure leaves the
@@ -71,6 +71,8 @@ def _cell(value: Any) -> Any:
     if isinstance(value, float | np.floating):
         v = float(value)
         return v if math.isfinite(v) else str(v).replace("inf", "Infinity").replace("nan", "NaN")
+    if isinstance(value, complex | np.complexfloating):
+        return [_cell(float(value.real)), _cell(float(value.imag))]
     if isinstance(value, bytes):
         import base64
 
