@@ -11,7 +11,7 @@ from ..._common.convert import as_array, check_flag, check_int, check_text, tagg
 from .base import TbxWriterBase
 
 if TYPE_CHECKING:
-    from ..._common.types import ArrayLike, DataFormats, KernelLayout, NormalizeMode, StepLike
+    from ..._common.types import ArrayLike, DataFormats, GlobalStepLike, KernelLayout, NormalizeMode
 
 __all__ = ["ImageMethods"]
 
@@ -36,7 +36,7 @@ class ImageMethods(TbxWriterBase):
         self,
         tag: str,
         img_tensor: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         dataformats: DataFormats = "CHW",
         *,
@@ -73,7 +73,7 @@ class ImageMethods(TbxWriterBase):
         self,
         tag: str,
         img_tensor: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         dataformats: DataFormats = "NCHW",
         *,
@@ -120,7 +120,7 @@ class ImageMethods(TbxWriterBase):
         self,
         tag: str,
         figure: Any,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         close: bool = True,
         walltime: float | None = None,
     ) -> None:
@@ -168,7 +168,7 @@ class ImageMethods(TbxWriterBase):
         self,
         tag: str,
         weights: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         layout: KernelLayout = "HWIO",
         *,
@@ -205,7 +205,7 @@ class ImageMethods(TbxWriterBase):
         self,
         tag: str,
         activations: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         dataformats: DataFormats = "NCHW",
         *,
