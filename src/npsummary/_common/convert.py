@@ -27,6 +27,7 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "as_array",
+    "as_data_array",
     "as_float64_array",
     "as_list",
     "as_native_array",
@@ -313,6 +314,13 @@ def check_numeric(array: np.ndarray, name: str, *, tag: str | None = None) -> np
     return array
 
 
+def as_data_array(value: Any, tag: str, name: str = "values") -> np.ndarray:
+    """The data of a histogram: :func:`as_real_array` (an object array of numbers, which
+    tensorboardX and torch take, read as float64), then :func:`check_numeric`. Extension floats
+    pass unchanged, for the cores that read them in chunks."""
+    return check_numeric(as_real_array(value, tag, name), name, tag=tag)
+
+
 def as_numeric_array(value: Any, tag: str, name: str) -> np.ndarray:
     """The one conversion for an array argument of real numbers (data, rows, boxes, vertices):
     :func:`as_native_array` (extension floats such as bfloat16 read as float32), then
@@ -365,6 +373,8 @@ def to_float(value: Any, tag: str, name: str | None = None) -> float:
                 f"{subject}: expected a scalar (a single value), "
                 f"got an array of shape {array.shape}"
             )
+        if array.dtype == object and not isinstance(array.reshape(()).item(), np.ndarray):
+            return to_float(array.reshape(()).item(), tag, name)  # np.array(0.5, dtype=object)
         if not is_numeric(array.dtype):
             raise TypeError(
                 f"{subject}: expected a real number, got an array of dtype {array.dtype}"
