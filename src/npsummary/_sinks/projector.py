@@ -47,6 +47,7 @@ __all__ = [
     "append_config",
     "save_embedding",
     "write_file",
+    "write_run_file",
 ]
 
 CONFIG_NAME = "projector_config.pbtxt"
@@ -112,6 +113,29 @@ def write_file(path: str, chunks: Iterable[bytes]) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def write_run_file(logdir: str, name: str, data: bytes) -> None:
+    """Write ``data`` as ``<logdir>/<name>`` (``name``: ``/``-separated safe components, chosen
+    by the caller), replacing an earlier version, through the run's storage as
+    :func:`save_embedding` does: atomically into a local directory (also for ``file://``), or as
+    one object of the URL's location (fsspec, or boto3 for ``s3://`` where s3fs is missing).
+
+    Raises:
+      ImportError: the URL's filesystem is not installed (named in the message).
+      OSError: the storage refused the write.
+    """
+    parts = name.split("/")
+    local = local_path(logdir) if is_url(logdir) else logdir
+    if local is not None:
+        directory = os.path.join(local, *parts[:-1])
+        os.makedirs(directory, exist_ok=True)
+        write_file(os.path.join(directory, parts[-1]), [data])
+        return
+    target = open_location(logdir)
+    for part in parts[:-1]:
+        target = target.child(part)
+    target.replace(parts[-1], data)
 
 
 def append_config(logdir: str, block: str) -> None:
