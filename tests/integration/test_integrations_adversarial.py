@@ -181,6 +181,26 @@ def test_every_process_writes_whatever_rank_the_environment_names(
     assert not [p for p in logdir.rglob("rank_*")], "a rank sub-run instead of the logdir"
 
 
+@pytest.mark.parametrize("source", (*RANK_VARIABLES, "torch.distributed", "jax"))
+def test_the_hp_api_follows_the_callers_writer(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``hp.hparams`` has no rank rule of its own, as TensorBoard's: on rank 1 it writes where
+    the caller's writer writes (nothing under npsummary's default, ``rank_1`` with
+    ``ranks="all"``, the logdir with ``rank=0``)."""
+    import npsummary
+    from npsummary import hparams as hp
+
+    _fake_rank(source, monkeypatch)
+    written = {}
+    for name, options in {"default": {}, "all": {"ranks": "all"}, "zero": {"rank": 0}}.items():
+        with npsummary.create_file_writer(str(tmp_path / name), **options).as_default():
+            written[name] = hp.hparams({"lr": 0.5}, trial_id="t")
+    assert written == {"default": False, "all": True, "zero": True}
+    runs = sorted(p.parent.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*tfevents*"))
+    assert runs == ["all/rank_1", "zero"]
+
+
 # -- URL schemes --------------------------------------------------------------------------------
 
 

@@ -208,3 +208,15 @@ def test_the_lock_excludes_holders_while_its_file_comes_and_goes(tmp_path: Path)
     assert overlaps == []
     assert int(counter.read_text()) == threads * rounds
     assert not os.path.exists(path)
+
+
+def test_a_lock_file_left_by_a_crash_is_taken_and_removed(tmp_path: Path) -> None:
+    """A ``.projector_config.lock`` left behind (a process killed inside ``add_embedding``, or
+    an npsummary that kept it) is locked like any other, then removed."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".projector_config.lock").write_bytes(b"")
+    with SummaryWriter(run) as writer:
+        writer.add_embedding(np.eye(2))
+    assert not (run / ".projector_config.lock").exists()
+    assert _config((run / "projector_config.pbtxt").read_text()) == ["default:00000"]
