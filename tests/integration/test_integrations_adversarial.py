@@ -221,6 +221,19 @@ def test_every_file_lands_in_the_logdirs_own_filesystem(
     assert stray_files(cwd, scheme) == [], "files created under the working directory"
 
 
+@pytest.mark.parametrize("entry", WRITING_ENTRY_POINTS)
+def test_a_pathlike_logdir_is_accepted(
+    entry: Callable[[str], list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The originals take ``os.PathLike`` logdirs (TensorFlow's writer does): so do these."""
+    monkeypatch.chdir(tmp_path)
+    runs = entry(Path("logs"))  # type: ignore[arg-type]
+    logdir = tmp_path / "logs"
+    files = {p.relative_to(logdir).as_posix(): p.read_bytes() for p in logdir.rglob("*.*")}
+    _assert_written(files, runs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs"]
+
+
 @pytest.mark.parametrize(
     "url", ["nosuchscheme://bucket/logs", "gs://bucket/logs"], ids=["unknown", "gs-uninstalled"]
 )
