@@ -1,8 +1,8 @@
-"""Every argument form tensorboardX's ``SummaryWriter`` takes, ours takes (issue 29: each
-replaced library's accepted forms, with the library as the oracle where it is installed).
+"""Every argument form tensorboardX's and torch's ``SummaryWriter`` take, ours take (issue 29:
+each replaced library's accepted forms, with the library as the oracle where it is installed).
 
-Each entry is one call; it runs on tensorboardX's writer and on ``TensorboardXSummaryWriter``,
-each into its own logdir. Where tensorboardX writes, we must write; where it fails, we may write
+Each entry is one call; it runs on the library's writer and on ours of its flavour
+(``TensorboardXSummaryWriter``, ``SummaryWriter``), each into its own logdir. Where tensorboardX writes, we must write; where it fails, we may write
 (a superset: lists and tuples, Fractions, empty histograms) or raise TypeError/ValueError naming
 the tag. The one form we refuse on purpose is listed in ``REFUSED_ON_PURPOSE``."""
 
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from npsummary import TensorboardXSummaryWriter
+from npsummary import SummaryWriter, TensorboardXSummaryWriter
 
 _R = np.random.default_rng(0)
 _IMG = _R.random((3, 8, 8))
@@ -143,14 +143,24 @@ def _outcome(writer_class: Any, logdir: Path, call: Callable[[Any], Any]) -> Exc
     return None
 
 
+def _writers(library: str) -> tuple[Any, Any]:
+    """(the library's SummaryWriter, ours of its flavour)."""
+    if library == "torch":
+        pytest.importorskip("torch")
+        tensorboard = pytest.importorskip("torch.utils.tensorboard")
+        return tensorboard.SummaryWriter, SummaryWriter
+    return pytest.importorskip("tensorboardX").SummaryWriter, TensorboardXSummaryWriter
+
+
+@pytest.mark.parametrize("library", ["tensorboardX", "torch"])
 @pytest.mark.parametrize("name", sorted(CALLS))
-def test_every_form_tensorboardx_takes_is_taken(tmp_path: Path, name: str) -> None:
-    tensorboardX = pytest.importorskip("tensorboardX")
-    theirs = _outcome(tensorboardX.SummaryWriter, tmp_path / "theirs", CALLS[name])
-    ours = _outcome(TensorboardXSummaryWriter, tmp_path / "ours", CALLS[name])
+def test_every_form_the_library_takes_is_taken(tmp_path: Path, library: str, name: str) -> None:
+    their_class, our_class = _writers(library)
+    theirs = _outcome(their_class, tmp_path / "theirs", CALLS[name])
+    ours = _outcome(our_class, tmp_path / "ours", CALLS[name])
     if ours is not None:
         assert isinstance(ours, (TypeError, ValueError)), repr(ours)
     if theirs is None and name not in REFUSED_ON_PURPOSE:
-        assert ours is None, f"tensorboardX takes it, we raise {ours!r}"
-    if name in REFUSED_ON_PURPOSE:
+        assert ours is None, f"{library} takes it, we raise {ours!r}"
+    if name in REFUSED_ON_PURPOSE and library == "tensorboardX":
         assert theirs is None and ours is not None, "no longer a deliberate difference"
