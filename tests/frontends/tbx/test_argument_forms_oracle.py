@@ -1,10 +1,11 @@
-"""Every argument form tensorboardX's and torch's ``SummaryWriter`` take, ours take (issue 29:
-each replaced library's accepted forms, with the library as the oracle where it is installed).
+"""Every argument form tensorboardX's and torch's ``SummaryWriter`` take, ours take (issue 29: each
+replaced library's accepted forms, with the library as the oracle where it is installed).
 
 Each entry is one call; it runs on the library's writer and on ours of its flavour
-(``TensorboardXSummaryWriter``, ``SummaryWriter``), each into its own logdir. Where the
-library writes, we must write; where it fails, we may write (a superset: lists and tuples,
-Fractions, empty histograms) or raise TypeError/ValueError naming the tag. The one form we refuse on purpose is listed in ``REFUSED_ON_PURPOSE``."""
+(``TensorboardXSummaryWriter``, ``SummaryWriter``), each into its own logdir. Where the library
+writes, we must write; where it fails, we may write (a superset: lists and tuples, Fractions,
+empty histograms) or raise TypeError/ValueError naming the tag. The one form we refuse on
+purpose is listed in ``REFUSED_ON_PURPOSE``."""
 
 from __future__ import annotations
 
