@@ -153,7 +153,9 @@ def _writers(library: str) -> tuple[Any, Any]:
     return pytest.importorskip("tensorboardX").SummaryWriter, TensorboardXSummaryWriter
 
 
-@pytest.mark.parametrize("library", ["tensorboardX", "torch"])
+@pytest.mark.parametrize(
+    "library", ["tensorboardX", pytest.param("torch", marks=pytest.mark.torch)]
+)
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_every_form_the_library_takes_is_taken(tmp_path: Path, library: str, name: str) -> None:
     their_class, our_class = _writers(library)
