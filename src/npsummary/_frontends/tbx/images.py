@@ -253,8 +253,8 @@ class ImageMethods(TbxWriterBase):
         *,
         rgb: bool = False,
     ) -> None:
-        """Write ``hwc``; ``rgb``: one channel becomes RGB, as the anchors' add_image(s) do
-        (npsummary's own filter and feature-map grids stay gray)."""
+        """Write ``hwc``; ``rgb``: one channel becomes RGB, as tensorboardX's and torch's
+        add_image(s) do (npsummary's own filter and feature-map grids stay gray)."""
         from ..._summaries.image import pixels_value
 
         writer = self._get_writer()
