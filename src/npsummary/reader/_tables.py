@@ -36,10 +36,16 @@ _EXTRA = "pip install 'npsummary[tables]'"
 def _require(module: str) -> Any:
     import importlib
 
+    package = module.split(".")[0]
     try:
         return importlib.import_module(module)
-    except ImportError:
-        raise ImportError(f"this needs {module.split('.')[0]}: {_EXTRA}") from None
+    except ModuleNotFoundError as exc:
+        if exc.name not in (package, module):
+            raise ImportError(f"{package} is installed but does not import: {exc}") from exc
+        raise ImportError(f"this needs {package}: {_EXTRA}") from None
+    except ImportError as exc:
+        # Installed but unusable, e.g. pyarrow 25 beside NumPy 1.x: say why, not "install it".
+        raise ImportError(f"{package} is installed but does not import: {exc}") from exc
 
 
 def _payload(kind: str, series: Any) -> list[Any]:
