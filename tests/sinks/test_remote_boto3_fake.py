@@ -21,7 +21,7 @@ from npsummary._format.record import iter_records
 from npsummary._sinks import boto_s3, location
 from npsummary._sinks.boto_s3 import S3Location, os_error, split_s3_url
 from npsummary._sinks.segments import SegmentSink
-from npsummary.reader import _s3boto
+from npsummary.reader._storage import boto_store
 from segment_names import colliding_names
 
 pytestmark = pytest.mark.remote
@@ -36,12 +36,11 @@ def store(monkeypatch: pytest.MonkeyPatch) -> FakeS3:
     fake = FakeS3(BUCKET)
     connects = itertools.count(1)
 
-    def connect() -> FakeS3:
+    def connect(pool: int | None = None) -> FakeS3:
         fake.connects = next(connects)  # type: ignore[attr-defined]
         return fake
 
     monkeypatch.setattr(boto_s3, "connect", connect)
-    monkeypatch.setattr(_s3boto, "connect", connect)
     monkeypatch.setattr(location, "_importable", lambda name: name == "boto3")
     return fake
 
@@ -213,7 +212,7 @@ def test_a_url_without_a_bucket(url: str, store: FakeS3) -> None:
 
 
 def test_the_reader_filesystem(store: FakeS3) -> None:
-    fs = _s3boto.BotoS3FileSystem(f"s3://{BUCKET}")
+    fs = boto_store.BotoS3FileSystem(f"s3://{BUCKET}")
     objects = {"logs/r1/events.out.tfevents.1": b"x" * 5, "logs/r2/events.out.tfevents.2": b""}
     objects.update({f"logs/r1/f{i}": b"y" for i in range(5)})  # several pages of listing
     store.buckets[BUCKET].update(objects)
@@ -248,6 +247,6 @@ def test_a_read_that_fails_midway_is_an_os_error(store: FakeS3) -> None:
         def close(self) -> None:
             pass
 
-    body = _s3boto._Body(Broken(), "s3://b/k")
+    body = boto_store._Body(Broken(), "s3://b/k")
     with pytest.raises(OSError, match="s3://b/k"), body:
         body.read(10)
