@@ -97,8 +97,11 @@ class PrefetchedFiles:
                 future = self._store.fetch(path)
         if future is None:
             return self._fs.open(path)
-        self._top_up()
-        return io.BytesIO(future.result())
+        try:
+            data = future.result()
+        finally:
+            self._top_up()  # once the file is in hand: it no longer counts as ahead
+        return io.BytesIO(data)
 
     def size(self, path: str) -> int:
         size = self._sizes.get(path)
