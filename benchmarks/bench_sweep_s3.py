@@ -14,6 +14,8 @@ process that times only its read (imports and interpreter start-up excluded):
 
 * ``npsummary (s3fs)``: ``reader.scalars(url)``, s3fs installed (default 32 requests in flight);
 * ``npsummary (boto3)``: the same with s3fs hidden, so the reader goes through boto3 alone;
+* ``npsummary storage only (s3fs)``: the reader's storage layer alone (``open_sweep``, then
+  every file's bytes), no decoding: what the listing and fetching cost;
 * ``s3fs cat, 10``: ``fs.find(prefix)`` then ``fs.cat(paths, batch_size=10)`` (s3fs's own pool
   of 10 connections);
 * ``s3fs cat, 32``: the same with 32 in flight (``max_pool_connections=32``);
@@ -99,9 +101,17 @@ _SETUP = {
         "FsspecFileSystem.object_store = lambda self, path, options: None\n"
     ),
     "cat": "import s3fs\n",
+    "fetch": (
+        "import s3fs\nfrom npsummary.reader._io import filesystem_for\n"
+        "from npsummary.reader._storage.sweep import open_sweep\n"
+    ),
 }
 _READ = {
     "ours": ("series = reader.scalars(URL)\ncheck = sum(s.values.size for s in series.values())\n"),
+    "fetch": (
+        "found, files = open_sweep(filesystem_for(URL), URL)\n"
+        "check = sum(len(files.open(f).read()) for run in found for f in run.files)\n"
+    ),
     "cat": (
         'fs = s3fs.S3FileSystem(config_kwargs={"max_pool_connections": max(10, BATCH)})\n'
         "paths = fs.find(URL)\n"
@@ -115,7 +125,7 @@ def _child(kind: str, url: str, batch: int, env: dict[str, str]) -> tuple[float,
     code = (
         f"{_SETUP[kind]}import json, time\nURL = {url!r}\nBATCH = {batch}\n"
         "start = time.perf_counter()\n"
-        f"{_READ['cat' if kind == 'cat' else 'ours']}"
+        f"{_READ.get(kind, _READ['ours'])}"
         "print(json.dumps([time.perf_counter() - start, int(check)]))\n"
     )
     out = subprocess.run(
@@ -179,6 +189,7 @@ def main() -> None:
 
         boto3.client("s3", endpoint_url=server.endpoint).create_bucket(Bucket=BUCKET)
         contenders = [("npsummary (s3fs)", "ours", 0), ("npsummary (boto3)", "ours-boto3", 0)]
+        contenders.append(("npsummary storage only (s3fs)", "fetch", 0))
         contenders += [("s3fs cat, 10", "cat", 10), ("s3fs cat, 32", "cat", 32)]
         if args.serial:
             contenders.append(("npsummary, walk (before)", "walk", 0))
@@ -189,7 +200,7 @@ def main() -> None:
             total = _upload(server, files, prefix, runs)
             print(f"uploaded {runs} runs ({total:,} bytes) in {time.perf_counter() - start:.1f} s")
             url = f"s3://{BUCKET}/{prefix}"
-            expected = {"cat": total}
+            expected = {"cat": total, "fetch": total}
             for label, kind, batch in contenders:
                 times = []
                 for _ in range(args.repeats):
@@ -201,7 +212,7 @@ def main() -> None:
                         raise SystemExit(f"{label}: read {check}, expected {want}")
                     times.append(seconds)
                 rows.append((runs, label, statistics.median(times), stats))
-                print(f"  {label:26s} {statistics.median(times):8.2f} s  {stats}", flush=True)
+                print(f"  {label:30s} {statistics.median(times):8.2f} s  {stats}", flush=True)
         print(f"load average at end: {os.getloadavg()}")
         print()
         print(
