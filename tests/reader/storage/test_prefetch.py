@@ -92,7 +92,9 @@ def _files(objects: dict[str, bytes]) -> list[tuple[str, int]]:
 def test_files_in_order_with_at_most_concurrency_in_flight() -> None:
     objects = _objects(20)
     store = HandStore(objects)
-    files = PrefetchedFiles(Streamed(objects), store, _files(objects), FetchOptions(concurrency=4))
+    files = PrefetchedFiles(
+        Streamed(objects), store, _files(objects), FetchOptions(concurrency=4), "s3://b"
+    )
     assert store.started == list(objects)[:4]
     store.finish(list(objects)[1])  # a later one completes first: the window moves on
     assert len(store.started) == 5 and len(store.out) == 4
@@ -107,7 +109,7 @@ def test_bytes_fetched_ahead_are_bounded() -> None:
     objects = _objects(30, size=100)
     store = HandStore(objects)
     options = FetchOptions(concurrency=32, max_bytes_in_flight=350)
-    files = PrefetchedFiles(Streamed(objects), store, _files(objects), options)
+    files = PrefetchedFiles(Streamed(objects), store, _files(objects), options, "s3://b")
     assert len(store.started) == 3  # 300 bytes; a fourth would pass 350
     store.finish_all()
     assert len(store.started) == 3  # done but not read: still held
@@ -116,7 +118,11 @@ def test_bytes_fetched_ahead_are_bounded() -> None:
         store.finish_all()
         assert len(store.started) - list(objects).index(url) - 1 <= 3
     one = PrefetchedFiles(
-        Streamed(objects), HandStore(objects), _files(objects), FetchOptions(max_bytes_in_flight=1)
+        Streamed(objects),
+        HandStore(objects),
+        _files(objects),
+        FetchOptions(max_bytes_in_flight=1),
+        "s3://b",
     )
     assert len(one._store.started) == 1  # type: ignore[attr-defined]  # one is always admitted
 
@@ -125,7 +131,7 @@ def test_a_failed_fetch_fails_its_file_only() -> None:
     objects = _objects(5)
     bad = list(objects)[2]
     store = HandStore(objects, failing=frozenset({bad}))
-    files = PrefetchedFiles(Streamed(objects), store, _files(objects), FetchOptions())
+    files = PrefetchedFiles(Streamed(objects), store, _files(objects), FetchOptions(), "s3://b")
     store.finish_all()
     for url, data in objects.items():
         if url == bad:
@@ -142,7 +148,7 @@ def test_large_files_are_streamed_and_out_of_order_files_served() -> None:
     store = HandStore(objects, eager=True)
     fs = Streamed(objects)
     options = FetchOptions(concurrency=2, whole_object_max=20)
-    files = PrefetchedFiles(fs, store, _files(objects), options)
+    files = PrefetchedFiles(fs, store, _files(objects), options, "s3://b")
     assert large not in store.started and fs.opened == []
     last = list(objects)[-1]
     assert files.open(last).read() == objects[last]  # before its turn: fetched on its own
@@ -157,8 +163,24 @@ def test_large_files_are_streamed_and_out_of_order_files_served() -> None:
 def test_close_cancels_what_is_ahead() -> None:
     objects = _objects(8)
     store = HandStore(objects)
-    files = PrefetchedFiles(Streamed(objects), store, _files(objects), FetchOptions(concurrency=3))
+    files = PrefetchedFiles(
+        Streamed(objects), store, _files(objects), FetchOptions(concurrency=3), "s3://b"
+    )
     pending = list(store.out.values())
     files.close()
     assert store.closed and all(f.cancelled() for f in pending)
     assert len(store.started) == 3
+
+
+def test_pickled_it_is_the_plain_filesystem_of_its_root() -> None:
+    """A worker process gets a filesystem of its own, not the fetches of this one."""
+    import pickle
+
+    pytest.importorskip("fsspec")
+    from npsummary.reader._storage.fsspec_store import FsspecFileSystem
+
+    objects = _objects(3)
+    files = PrefetchedFiles(
+        Streamed(objects), HandStore(objects), _files(objects), FetchOptions(), "memory://b/x"
+    )
+    assert isinstance(pickle.loads(pickle.dumps(files)), FsspecFileSystem)

@@ -10,6 +10,9 @@ fetched ahead but streamed through the underlying filesystem when its turn comes
 one chunk held). A file asked for out of order is fetched on its own; anything else (listing,
 sizes of unlisted paths) goes to the underlying filesystem. A fetch that failed raises its error,
 naming the object, when the reader opens that file.
+
+Fetches in flight belong to this process: pickled (for a worker process), the object becomes the
+plain filesystem of its root, which reads one file at a time.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ import threading
 import weakref
 from collections.abc import Sequence
 from concurrent.futures import Future
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
-from .._io import FileSystem
+from .._io import FileSystem, filesystem_for
 from .options import FetchOptions
 from .store import ObjectStore
 
@@ -29,8 +32,8 @@ __all__ = ["PrefetchedFiles"]
 
 
 class PrefetchedFiles:
-    """``files`` (``(URL, size)`` in reading order) of ``store``, fetched ahead; ``fs`` for the
-    rest."""
+    """``files`` (``(URL, size)`` in reading order) of ``store``, fetched ahead; ``fs`` (the
+    filesystem of ``root``) for the rest."""
 
     def __init__(
         self,
@@ -38,8 +41,10 @@ class PrefetchedFiles:
         store: ObjectStore,
         files: Sequence[tuple[str, int]],
         options: FetchOptions,
+        root: str,
     ) -> None:
         self._fs = fs
+        self._root = root
         self._store = store
         self._options = options
         self._sizes = dict(files)
@@ -115,6 +120,9 @@ class PrefetchedFiles:
 
     def join(self, *parts: str) -> str:
         return self._fs.join(*parts)
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return filesystem_for, (self._root,)
 
     def close(self) -> None:
         """Cancel the fetches ahead (the reader stopped early); the store's threads go."""

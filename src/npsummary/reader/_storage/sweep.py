@@ -47,4 +47,4 @@ def open_sweep(
     found = runs_from_listing(path, objects, runs)
     sizes = dict(objects)
     files = [(file, sizes[file]) for run in found for file in run.files]
-    return found, PrefetchedFiles(fs, store, files, options)
+    return found, PrefetchedFiles(fs, store, files, options, path)
