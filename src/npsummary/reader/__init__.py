@@ -48,6 +48,7 @@ from ._series import (
     TensorSeries,
     TextSeries,
 )
+from ._storage.options import configure_fetch
 from ._tables import to_arrow, to_pandas, to_parquet
 from ._values import KINDS
 
@@ -70,6 +71,7 @@ __all__ = [
     "TextSeries",
     "audio",
     "compress_histogram",
+    "configure_fetch",
     "decode_gif",
     "events",
     "histograms",
