@@ -1,6 +1,6 @@
 """Long tables of a logdir: pandas DataFrames, Arrow tables and Parquet files.
 
-pandas and pyarrow are optional (``pip install 'npsummary[tables]'``) and imported only when one
+pandas and pyarrow are optional (``pip install pandas pyarrow``) and imported only when one
 of these functions is called. Scalars give the columns ``run, tag, step, value, wall_time``
 (tbparse's names, so notebooks can switch); the other kinds give ``run, tag, step, wall_time``
 and a ``value`` column of objects (``[k, 3]`` buckets, lists of image bytes, ...); hparams give
@@ -30,8 +30,6 @@ __all__ = [
     "write_parquet",
 ]
 
-_EXTRA = "pip install 'npsummary[tables]'"
-
 
 def _require(module: str) -> Any:
     import importlib
@@ -39,7 +37,8 @@ def _require(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise ImportError(f"this needs {module.split('.')[0]}: {_EXTRA}") from None
+        package = module.split(".")[0]
+        raise ImportError(f"this needs {package}: pip install {package}") from None
 
 
 def _payload(kind: str, series: Any) -> list[Any]:
@@ -107,7 +106,7 @@ def to_pandas(
     """A long pandas DataFrame of ``kind`` (columns in the module docstring).
 
     Raises:
-        ImportError: pandas is not installed (``pip install 'npsummary[tables]'``).
+        ImportError: pandas is not installed (``pip install pandas``).
     """
     pd = _require("pandas")
     cols = columns(logdir, kind, runs=runs, tags=tags)
@@ -124,7 +123,7 @@ def to_arrow(
     """An Apache Arrow table of ``kind`` (scalars and histograms; others have object values).
 
     Raises:
-        ImportError: pyarrow is not installed (``pip install 'npsummary[tables]'``).
+        ImportError: pyarrow is not installed (``pip install pyarrow``).
     """
     return arrow_table(columns(logdir, kind, runs=runs, tags=tags), kind)
 
@@ -163,7 +162,7 @@ def to_parquet(
     leaves any previous file intact.
 
     Raises:
-        ImportError: pyarrow is not installed (``pip install 'npsummary[tables]'``).
+        ImportError: pyarrow is not installed (``pip install pyarrow``).
     """
     table = to_arrow(logdir, kind, runs=runs, tags=tags)
     write_parquet(table, path)
