@@ -355,3 +355,25 @@ def test_counts_take_the_noun_in_their_number(n: int, expected: str) -> None:
     from npsummary._cli._report import count
 
     assert count(n, "torn tail") == expected
+
+
+@pytest.mark.parametrize("installed", [True, False])
+def test_demo_ends_with_a_view_that_works(
+    installed: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its last command is ``tensorboard --logdir``; where TensorBoard is missing (npsummary does
+    not depend on it), the line before says how to install it (issue 33 item 5)."""
+    from npsummary._cli import _demo
+
+    monkeypatch.setattr(_demo, "tensorboard_installed", lambda: installed)
+    status, out, _ = _cli(capsys, "demo", tmp_path / "demo", "--steps", "2")
+    assert status == 0
+    view = out.partition("View it with")[2].partition("Where to look:")[0].splitlines()
+    assert view[-2:] == [
+        f"  tensorboard --logdir {tmp_path / 'demo'}",
+        "then open http://localhost:6006",
+    ]
+    assert ("  pip install tensorboard" in view) is not installed
