@@ -66,6 +66,8 @@ docs() {
     local t=$SECONDS
     .venv-docs/bin/sphinx-build -W --keep-going -n -q -c docs . docs/_build/html
     echo "$((SECONDS - t))" >"$OUT/docs_seconds"
+    # The crawl: no broken link, no empty API entry, no hidden or private signature.
+    .venv-docs/bin/python scripts/check_site.py docs/_build/html | tee "$OUT/crawl.txt"
 }
 
 ROOT=$PWD
@@ -74,7 +76,8 @@ stage() {
     wheel_venv
     docs
     echo "sdist + wheel built and twine-checked; the wheel installed, npsummary demo run and" \
-        "every public module imported; site built with -W -n in $(cat "$OUT/docs_seconds") s;" \
+        "every public module imported; site built with -W -n in $(cat "$OUT/docs_seconds") s," \
+        "crawled: $(tail -1 "$OUT/crawl.txt");" \
         "stage $((SECONDS - START)) s"
 }
 cell "80-wheel-docs" stage
