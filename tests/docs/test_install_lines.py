@@ -72,3 +72,11 @@ def test_s3_without_s3fs_or_boto3_names_both(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setitem(sys.modules, "boto3", None)
     with pytest.raises(ImportError, match=r"\(pip install s3fs\) or boto3 \(pip install boto3\)"):
         location.through_boto3("s3://bucket/run")
+
+
+def test_the_wheel_named_on_the_install_page_is_this_version() -> None:
+    import npsummary
+
+    text = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"npsummary-([\w.]+)-py3-none-any\.whl", text))
+    assert named == {npsummary.__version__}, f"docs/install.md names {named}"
