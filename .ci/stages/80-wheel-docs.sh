@@ -30,10 +30,10 @@ wheel_venv() {
     mkdir "$OUT/run"
     (
         cd "$OUT/run"
-        "$venv/bin/npsummary" demo runs/demo >"$OUT/demo.txt"
+        PATH="$venv/bin:/usr/bin:/bin" "$venv/bin/npsummary" demo runs/demo >"$OUT/demo.txt"
         # No TensorBoard in this venv: the demo's last lines must say how to get it (issue 33).
         grep -q "pip install tensorboard" "$OUT/demo.txt" ||
-            { cat "$OUT/demo.txt"; echo "demo: no install line for the viewer"; return 1; }
+            { cat "$OUT/demo.txt"; echo "demo: no install line for the viewer"; exit 1; }
         "$venv/bin/python" - "$wheel" "$ROOT/docs/_ext/public_api.py" <<'PY'
 import importlib, pathlib, runpy, subprocess, sys
 wheel, public_api = sys.argv[1], sys.argv[2]
