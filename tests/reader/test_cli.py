@@ -91,7 +91,7 @@ def test_inspect_reports_corruption(tmp_path: Path) -> None:
     (tmp_path / "events.out.tfevents.1").write_bytes(b"".join(records)[:-3])
     result = _run("inspect", tmp_path)
     assert result.returncode == 0
-    assert "1 corrupt records" in result.stdout and "1 torn tails" in result.stdout
+    assert "1 corrupt record (" in result.stdout and "1 torn tail (" in result.stdout
     info = json.loads(_run("inspect", tmp_path, "--json").stdout)
     assert (info["corrupt_records"], info["torn_tails"]) == (1, 1)
     assert info["runs"]["."]["scalars"]["x"]["count"] == 2

@@ -72,8 +72,8 @@ def through_boto3(url: str) -> bool:
         return False
     if not _importable("boto3"):
         raise ImportError(
-            f"logdir {url!r} is on S3 and needs s3fs (pip install 'npsummary[remote]' s3fs) "
-            "or boto3 (pip install boto3)"
+            f"logdir {url!r} is on S3 and needs s3fs (pip install s3fs) or boto3 "
+            "(pip install boto3)"
         )
     return True
 
@@ -90,7 +90,7 @@ def resolve_url(url: str) -> tuple[Any, str]:
         from fsspec.registry import known_implementations
     except ImportError as exc:
         raise ImportError(
-            f"logdir {url!r} is a URL; remote logdirs need fsspec: pip install 'npsummary[remote]'"
+            f"logdir {url!r} is a URL; remote logdirs need fsspec: pip install fsspec"
         ) from exc
     try:
         fs, path = fsspec.core.url_to_fs(url)

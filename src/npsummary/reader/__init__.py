@@ -12,7 +12,7 @@ TensorBoard's order.
     >>> from npsummary import reader
     >>> series = reader.scalars("runs")                 # {(run, tag): ScalarSeries}
     >>> s = series[(".", "loss")]; s.steps, s.values    # int64 and float64 arrays
-    >>> df = reader.to_pandas("runs")   # needs pandas: pip install 'npsummary[tables]'
+    >>> df = reader.to_pandas("runs")   # needs pandas: pip install pandas
 
 ``runs`` and ``tags`` filters are regular expressions matched with ``re.search``.
 """

@@ -64,6 +64,13 @@ def _summary_of(value: bytes) -> Any:
 
 
 def _custom_scalars(layout: Any) -> Any:
+    """``summary.custom_scalars`` (tensorboardX and torch): the Custom Scalars dashboard's
+    layout, ``{category: {title: [kind, tags]}}`` as in
+    :meth:`~npsummary.SummaryWriter.add_custom_scalars`, as a ``Summary``.
+
+    Raises:
+      TypeError: a malformed layout. ValueError: a margin chart without 3 tags.
+    """
     from ..._summaries.custom_scalars import layout_value
 
     return _summary_of(layout_value(layout))

@@ -33,8 +33,8 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
     Args:
       logdir: run directory, or an :class:`EventSink` (e.g. ``MemorySink()``) to write elsewhere.
         Default ``runs/<Mon DD_HH-MM-SS>_<hostname><comment>``. A URL that fsspec knows
-        (``s3://bucket/run``, ``gs://…``, ``memory://…``; ``pip install 'npsummary[remote]'
-        s3fs``) writes the run there as segment files.
+        (``s3://bucket/run``, ``gs://…``, ``memory://…``; ``pip install s3fs``, ``gcsfs``
+        or ``adlfs``, which bring fsspec) writes the run there as segment files.
       comment: appended to the default logdir; ignored when ``logdir`` is given.
       purge_step: when resuming a crashed run, hides events with ``step >= purge_step`` that an
         earlier writer left behind (writes ``SessionLog.START`` at that step).
