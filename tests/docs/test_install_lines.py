@@ -62,7 +62,7 @@ def test_a_url_logdir_without_fsspec_names_fsspec(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setitem(sys.modules, "fsspec", None)
     with pytest.raises(ImportError, match=r"pip install fsspec$"):
-        location._resolve("memory://bucket/run")
+        location.resolve_url("memory://bucket/run")
 
 
 def test_s3_without_s3fs_or_boto3_names_both(monkeypatch: pytest.MonkeyPatch) -> None:
