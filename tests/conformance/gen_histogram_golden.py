@@ -6,7 +6,11 @@
     python tests/conformance/gen_histogram_golden.py torch
 
 Runs ``histogram_program.run`` with the library's ``SummaryWriter`` and stores every histogram's
-fields as JSON in ``golden/histograms/<library>.json``, with the library's version.
+fields as JSON in ``golden/histograms/<library>.json``, with the library's version. Each run also
+stores the installed NumPy's bin edges for the calls with a rule name (``bins='auto'``, ...) in
+``golden/histograms/numpy.json``, with NumPy's version: the library files hold for a NumPy whose
+edges are these, and the test asks tensorboardX itself where the installed NumPy's differ. Both
+library files must therefore come from the same NumPy (2.4.6 for the committed ones).
 """
 
 from __future__ import annotations
@@ -22,10 +26,14 @@ from conformance._library import run_with_library, write_golden  # noqa: E402
 
 
 def main(library: str) -> None:
+    import numpy as np
+
     version, histograms = run_with_library(
         library, "gen_histogram_golden.py", histogram_program.run, histogram_program.read_histograms
     )
     write_golden("histograms", library, version, "histograms", histograms, indent=0)
+    edges = histogram_program.numpy_edges()
+    write_golden("histograms", "numpy", np.__version__, "edges", edges, indent=0)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ tensorboardX's and torch's writers; ``test_histogram_golden.py`` with npsummary'
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -35,9 +36,10 @@ def datasets() -> dict[str, np.ndarray]:
     }
 
 
+RULES = ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")
 BINS: dict[str, Any] = {
     "tensorflow": "tensorflow",
-    **{rule: rule for rule in ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")},
+    **{rule: rule for rule in RULES},
     "count10": 10,
     "count1": 1,
     "edges": [-2.0, -1.0, 0.0, 0.5, 1.0, 3.0],
@@ -53,6 +55,19 @@ def calls() -> list[tuple[str, np.ndarray, Any, int | None]]:
             for suffix, max_bins in MAX_BINS.items():
                 out.append((f"{data_name}/{bins_name}{suffix}", values, bins, max_bins))
     return out
+
+
+def numpy_edges() -> dict[str, list[float]]:
+    """tag -> ``np.histogram_bin_edges`` of the values, for every call whose ``bins`` is a NumPy
+    rule name: the one input to the libraries' buckets that follows the installed NumPy (both
+    call ``np.histogram(values.astype(float), bins=rule)``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's "stone" note
+        return {
+            tag: np.histogram_bin_edges(values.astype(float), bins).tolist()
+            for tag, values, bins, _ in calls()
+            if bins in RULES
+        }
 
 
 def run(writer: Any) -> None:

@@ -7,15 +7,18 @@ additions differs). Golden files: ``gen_histogram_golden.py``; calls: ``histogra
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import warnings
 from typing import Any
 
+import numpy as np
 import pytest
 
 import npsummary
 from conformance import histogram_program
+from conformance._library import run_with_library
 from paths import TESTS
 
 GOLDEN = TESTS / "conformance" / "golden" / "histograms"
@@ -39,6 +42,36 @@ def _golden(library: str) -> dict[str, dict[str, Any]]:
     return data
 
 
+def _golden_edges() -> dict[str, list[float]]:
+    with open(GOLDEN / "numpy.json") as f:
+        data: dict[str, list[float]] = json.load(f)["edges"]
+    return data
+
+
+@functools.cache
+def _edges_differ() -> frozenset[str]:
+    """The tags whose installed NumPy bin edges are not the golden files' NumPy's."""
+    installed = histogram_program.numpy_edges()
+    return frozenset(tag for tag, edges in _golden_edges().items() if installed[tag] != edges)
+
+
+@pytest.fixture(scope="module")
+def tensorboardx_here() -> dict[str, dict[str, Any]]:
+    """tensorboardX's histograms with the installed NumPy (the generator's own run)."""
+    pytest.importorskip("tensorboardX")
+    _, histograms = run_with_library(
+        "tensorboardX", __file__, histogram_program.run, histogram_program.read_histograms
+    )
+    return histograms  # type: ignore[no-any-return]
+
+
+def _expected(library: str, tag: str, request: pytest.FixtureRequest) -> dict[str, Any]:
+    if tag in _edges_differ():
+        here: dict[str, dict[str, Any]] = request.getfixturevalue("tensorboardx_here")
+        return here[tag]
+    return _golden(library)[tag]
+
+
 def _tags() -> list[str]:
     return [tag for tag, *_ in histogram_program.calls()]
 
@@ -48,10 +81,31 @@ def test_golden_file_covers_every_call(library: str) -> None:
     assert sorted(_golden(library)) == sorted(_tags())
 
 
+def test_numpy_edges_cover_every_rule_call() -> None:
+    rules = [
+        tag for tag, _, bins, _ in histogram_program.calls() if bins in histogram_program.RULES
+    ]
+    assert sorted(_golden_edges()) == sorted(rules)
+
+
+def test_golden_files_agree() -> None:
+    # What lets tensorboardX stand for torch where the installed NumPy's edges differ.
+    assert _golden("tensorboardX") == _golden("torch")
+
+
+def test_installed_numpy_auto_rule_is_detected() -> None:
+    # The golden files' NumPy (>= 2.3) floors 'auto' at half the 'sqrt' bin width; the zeros
+    # data (its zeros narrow the interquartile range) gets 25 bins by that rule, 36 by the older
+    # min(fd, sturges): on NumPy < 2.3 its expectation is tensorboardX's, run here.
+    assert ("zeros/auto" in _edges_differ()) == (np.lib.NumpyVersion(np.__version__) < "2.3.0")
+
+
 @pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("tag", _tags())
-def test_same_histogram(library: str, tag: str, ours: dict[str, dict[str, Any]]) -> None:
-    theirs, mine = _golden(library)[tag], ours[tag]
+def test_same_histogram(
+    library: str, tag: str, ours: dict[str, dict[str, Any]], request: pytest.FixtureRequest
+) -> None:
+    theirs, mine = _expected(library, tag, request), ours[tag]
     assert mine["bucket_limit"] == theirs["bucket_limit"]
     assert mine["bucket"] == theirs["bucket"]
     for field in ("min", "max", "num"):

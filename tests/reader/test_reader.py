@@ -223,6 +223,35 @@ def test_tables(tmp_path: Path) -> None:
     assert reader.to_arrow(tmp_path, "images").num_rows == 6
 
 
+@pytest.mark.parametrize(
+    ("failure", "message"),
+    [
+        (
+            ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow"),
+            "this needs pyarrow: pip",
+        ),
+        (
+            ImportError("pyarrow requires NumPy 2.0 or newer, found 1.23.2"),
+            "pyarrow is installed but does not import: pyarrow requires NumPy 2.0",
+        ),
+    ],
+    ids=["missing", "unusable"],
+)
+def test_tables_say_why_pyarrow_is_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: ImportError, message: str
+) -> None:
+    # pyarrow 25 installed beside NumPy 1.23 fails on import; "pip install it" was the message.
+    import importlib
+
+    def refuse(name: str, package: str | None = None) -> object:
+        raise failure
+
+    _log_everything(tmp_path)
+    monkeypatch.setattr(importlib, "import_module", refuse)
+    with pytest.raises(ImportError, match=message):
+        reader.to_arrow(tmp_path)
+
+
 def test_import_stays_light() -> None:
     import subprocess
     import sys

@@ -65,7 +65,13 @@ def _summary(tag: str, content_bytes: int = 0) -> bytes:
 @pytest.mark.parametrize(
     "scale",
     [
-        pytest.param("real", marks=[pytest.mark.heavy, pytest.mark.skipif(not HEAVY, reason="")]),
+        pytest.param(
+            "real",
+            marks=[
+                pytest.mark.heavy,
+                pytest.mark.skipif(not HEAVY, reason="set NPSUMMARY_HEAVY=1"),
+            ],
+        ),
         "scaled",
     ],
 )

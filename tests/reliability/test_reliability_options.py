@@ -24,6 +24,7 @@ added without being fuzzed or listed as exempt with its reason.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import math
 from collections.abc import Callable
@@ -190,6 +191,18 @@ def _fw(method: str, **kwargs: Any) -> Call:
         return getattr(ctx.filewriter, method), args
 
     return Call(make, None, family="filewriter")
+
+
+@functools.wraps(reader.configure_fetch)
+def _configure_fetch(**kwargs: Any) -> None:
+    """reader.configure_fetch, with the process-wide setting put back after the call."""
+    from npsummary.reader._storage import options as fetch_options
+
+    saved = fetch_options.current()
+    try:
+        reader.configure_fetch(**kwargs)
+    finally:
+        fetch_options.replace(saved)
 
 
 def _r(function: Callable[..., Any], **kwargs: Any) -> Call:
@@ -447,6 +460,8 @@ VALID_CALLS: dict[str, Call] = {
                                     bps=(0, 5000, 10000)),
     "reader.decode_gif": Call(lambda ctx: (reader.decode_gif, {"data": _gif_bytes()}), None,
                               family="reader"),
+    "reader.configure_fetch": _f(_configure_fetch, None, "reader", concurrency=32,
+                                 max_bytes_in_flight=128 << 20, attempts=5),
 }  # fmt: skip
 
 # Parameters not fuzzed here, with the reason (each is tested where the reason says).

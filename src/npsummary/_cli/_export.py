@@ -16,7 +16,7 @@ import numpy as np
 from .._common.urls import is_url
 from ._errors import CommandError
 from ._progress import Progress
-from ._report import explain_nothing, report_skipped
+from ._report import NotAnEventFile, count, explain_nothing, report_skipped
 from ._safe import csv_cell, printable
 
 __all__ = ["register"]
@@ -30,8 +30,8 @@ examples:
 
 Scalars give the columns run, tag, step, wall_time, value (tbparse's names). Other kinds give
 run, tag, step, wall_time and a value column: JSON arrays for histograms, PR curves, text and
-tensors; base64 strings for image and audio bytes. Parquet needs pyarrow:
-pip install 'npsummary[tables]'.
+tensors (a complex number is the pair [real, imag]); base64 strings for image and audio
+bytes. Parquet needs pyarrow: pip install pyarrow.
 
 The file is DIR/KIND.FORMAT (e.g. ./scalars.csv), written to a temporary file in DIR and then
 renamed over it: a link at that name is replaced, never followed, and a failure leaves the
@@ -71,6 +71,8 @@ def _cell(value: Any) -> Any:
     if isinstance(value, float | np.floating):
         v = float(value)
         return v if math.isfinite(v) else str(v).replace("inf", "Infinity").replace("nan", "NaN")
+    if isinstance(value, complex | np.complexfloating):
+        return [_cell(float(value.real)), _cell(float(value.imag))]
     if isinstance(value, bytes):
         import base64
 
@@ -150,10 +152,12 @@ def run(args: argparse.Namespace) -> int:
         progress=progress.reading(),
     )
     progress.done()
-    count = len(cols["run"])
-    if not count:
-        report_skipped("export", stats)
-        raise explain_nothing(args.logdir, args.runs, args.tags, args.kind, stats.records)
+    rows_written = len(cols["run"])
+    if not rows_written:
+        error = explain_nothing(args.logdir, args.runs, args.tags, args.kind, stats.records)
+        if not isinstance(error, NotAnEventFile):  # its one line says it all (docs/CLI.md)
+            report_skipped("export", stats)
+        raise error
     target = "-" if args.out == "-" else os.path.join(args.out, f"{args.kind}.{fmt}")
     if target == "-":
         rows = _rows(cols)
@@ -169,5 +173,5 @@ def run(args: argparse.Namespace) -> int:
             write_atomically(target, lambda stream: _write_binary(fmt, rows, stream))
     report_skipped("export", stats)
     if target != "-":
-        print(f"wrote {count:,} rows to {printable(target)}", file=sys.stderr)
+        print(f"wrote {count(rows_written, 'row')} to {printable(target)}", file=sys.stderr)
     return 0

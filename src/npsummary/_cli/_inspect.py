@@ -12,7 +12,7 @@ import numpy as np
 
 from .._common.urls import is_url
 from ._progress import Progress
-from ._report import explain_nothing
+from ._report import count, explain_nothing
 from ._safe import printable
 
 __all__ = ["register", "sparkline", "summarize"]
@@ -20,8 +20,7 @@ __all__ = ["register", "sparkline", "summarize"]
 _BARS = "▁▂▃▄▅▆▇█"
 _KIND_ORDER = ("scalars", "histograms", "images", "audio", "text", "pr_curves", "tensors")
 
-_HELP = """\
-examples:
+_HELP = r"""examples:
   npsummary inspect runs/
   npsummary inspect runs/ --tags 'loss|acc' --runs train
   npsummary inspect runs/exp1/events.out.tfevents.1700000000.host --json | jq .runs
@@ -157,8 +156,9 @@ def _size(n: int) -> str:
 
 def _text(info: dict[str, Any]) -> str:
     lines = [
-        f"logdir {info['logdir']}: {len(info['runs'])} runs, {len(info['files'])} files, "
-        f"{_size(info['bytes'])}, {info['records']:,} records"
+        f"logdir {info['logdir']}: {count(len(info['runs']), 'run')}, "
+        f"{count(len(info['files']), 'file')}, {_size(info['bytes'])}, "
+        f"{count(info['records'], 'record')}"
     ]
     sizes: dict[str, int] = {}
     for f in info["files"]:
@@ -173,7 +173,7 @@ def _text(info: dict[str, Any]) -> str:
             width = max(len(t) for t in tags)
             for tag, e in tags.items():
                 text = f"    {tag:<{width}}  steps {e['first_step']}..{e['last_step']}"
-                text += f"  ({e['count']:,} records)"
+                text += f"  ({count(e['count'], 'record')})"
                 if "last_value" in e:
                     text += (
                         f"  last {e['last_value']:.6g}"
@@ -190,12 +190,14 @@ def _text(info: dict[str, Any]) -> str:
     problems = []
     if info["corrupt_records"]:
         problems.append(
-            f"{info['corrupt_records']} corrupt records ({info['corrupt_bytes']} bytes) skipped"
+            f"{count(info['corrupt_records'], 'corrupt record')} "
+            f"({count(info['corrupt_bytes'], 'byte')}) skipped"
         )
     if info["torn_tails"]:
-        problems.append(f"{info['torn_tails']} torn tails (a writer still writing, or killed)")
+        torn = count(info["torn_tails"], "torn tail")
+        problems.append(f"{torn} (a writer still writing, or killed)")
     if info["bad_values"]:
-        problems.append(f"{info['bad_values']} undecodable values skipped")
+        problems.append(f"{count(info['bad_values'], 'undecodable value')} skipped")
     lines.append("problems: " + ("; ".join(problems) if problems else "none"))
     lines.extend(f"  {p}" for p in info["problems"])
     return "\n".join(printable(line) for line in lines)

@@ -12,9 +12,9 @@ TensorBoard's order.
     >>> from npsummary import reader
     >>> series = reader.scalars("runs")                 # {(run, tag): ScalarSeries}
     >>> s = series[(".", "loss")]; s.steps, s.values    # int64 and float64 arrays
-    >>> df = reader.to_pandas("runs")   # needs pandas: pip install 'npsummary[tables]'
+    >>> df = reader.to_pandas("runs")   # needs pandas: pip install pandas
     >>> live = reader.Reader("runs"); live.scalars()   # again later: reads only what is new
-    >>> ddf = reader.to_dask("s3://bucket/sweep")    # read on Dask's workers: 'npsummary[dask]'
+    >>> ddf = reader.to_dask("s3://bucket/sweep")    # read on Dask's workers: needs dask
 
 ``runs`` and ``tags`` filters are regular expressions matched with ``re.search``.
 """
@@ -52,6 +52,7 @@ from ._series import (
     TensorSeries,
     TextSeries,
 )
+from ._storage.options import configure_fetch
 from ._tables import to_arrow, to_pandas, to_parquet
 from ._values import KINDS
 
@@ -75,6 +76,7 @@ __all__ = [
     "TextSeries",
     "audio",
     "compress_histogram",
+    "configure_fetch",
     "decode_gif",
     "events",
     "histograms",

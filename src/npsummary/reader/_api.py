@@ -10,7 +10,7 @@ from typing import Any
 from .. import proto
 from .._common.convert import as_list, check_flag, check_int, check_tag
 from .._format.pngread import MAX_IMAGE_PIXELS
-from ._discover import compile_filter, discover
+from ._discover import compile_filter
 from ._framing import ReadStats, read_batches
 from ._io import filesystem_for
 from ._load import load_runs
@@ -25,6 +25,7 @@ from ._series import (
     TensorSeries,
     TextSeries,
 )
+from ._storage.sweep import open_sweep
 from ._values import KINDS
 
 __all__ = [
@@ -69,7 +70,8 @@ def events(
         raise TypeError(f"stats must be a ReadStats or None, got {type(stats).__name__}")
     strict = check_flag(strict, "strict")
     stats = stats if stats is not None else ReadStats()
-    for run in discover(fs, path):
+    found, fs = open_sweep(fs, path)
+    for run in found:
         for file in run.files:
             for batch in read_batches(fs, file, stats, strict=strict):
                 buf = batch.buf

@@ -4,7 +4,8 @@ Only the listing happens where :func:`to_dask` is called; each partition is
 :func:`~npsummary.reader.to_pandas` of its runs, run where Dask schedules it (a
 ``distributed.LocalCluster``, dask-jobqueue on SLURM, Kubernetes ...), so the logdir must be
 reachable from the workers under the same name: a shared path, or a URL (``s3://``, ``gs://``).
-Dask is optional (``pip install 'npsummary[dask]'``) and imported only by :func:`to_dask`.
+Dask is optional (``pip install 'dask[dataframe]' distributed``) and imported only by
+:func:`to_dask`.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def to_dask(
         runs_per_partition: how many runs each partition reads.
 
     Raises:
-        ImportError: Dask is not installed (``pip install 'npsummary[dask]'``).
+        ImportError: Dask is not installed (``pip install 'dask[dataframe]' distributed``).
         FileNotFoundError: ``logdir`` does not exist.
     """
     from .._common.convert import check_int
@@ -69,7 +70,7 @@ def to_dask(
         dask: Any = importlib.import_module("dask")
         dd: Any = importlib.import_module("dask.dataframe")
     except ImportError:
-        raise ImportError("to_dask needs Dask: pip install 'npsummary[dask]'") from None
+        raise ImportError("to_dask needs Dask: pip install 'dask[dataframe]' distributed") from None
     path = os.fspath(logdir)
     names = tuple(
         run.name for run in discover(filesystem_for(path), path, compile_filter(runs, "runs"))

@@ -235,7 +235,8 @@ def _group_words(masked: U64Array) -> tuple[IntArray, IntArray]:
         h *= np.uint64(0xBF58476D1CE4E5B9)
         h ^= h >> np.uint64(31)
     bits = min(16, max(4, m.bit_length()))  # buckets: no more than about twice the rows
-    bucket = h >> np.uint64(64 - bits)
+    # intp: NumPy < 2 refuses uint64 in bincount (no safe cast to int64); the top bits fit.
+    bucket = (h >> np.uint64(64 - bits)).astype(np.intp)
     present = np.flatnonzero(np.bincount(bucket, minlength=1 << bits))
     dense = np.zeros(1 << bits, np.int64)
     dense[present] = np.arange(present.size)

@@ -17,10 +17,10 @@ import numpy as np
 from .. import proto
 from .._format.pngread import MAX_IMAGE_PIXELS
 from .._format.record import CorruptRecordError
-from ._discover import Run, discover
 from ._fastscalar import Checked, FastScalars, match_scalars
 from ._framing import ReadStats, RecordBatch, read_batches
 from ._io import FileSystem
+from ._storage.sweep import open_sweep
 from ._values import KINDS, convert, decode_media, kind_of
 
 __all__ = ["RunData", "load_runs"]
@@ -240,7 +240,7 @@ def load_runs(
     kinds = frozenset(kinds)
     stats = stats if stats is not None else ReadStats()
     out: list[RunData] = []
-    found: list[Run] = discover(fs, path, runs)
+    found, fs = open_sweep(fs, path, runs)
     for run in found:
         data = RunData(run.name)
         collector = _Collector(data, kinds, tags, stats, strict, decode, max_image_pixels)

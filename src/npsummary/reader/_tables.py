@@ -1,6 +1,6 @@
 """Long tables of a logdir: pandas DataFrames, Arrow tables and Parquet files.
 
-pandas and pyarrow are optional (``pip install 'npsummary[tables]'``) and imported only when one
+pandas and pyarrow are optional (``pip install pandas pyarrow``) and imported only when one
 of these functions is called. Scalars give the columns ``run, tag, step, value, wall_time``
 (tbparse's names, so notebooks can switch); the other kinds give ``run, tag, step, wall_time``
 and a ``value`` column of objects (``[k, 3]`` buckets, lists of image bytes, ...); hparams give
@@ -31,16 +31,20 @@ __all__ = [
     "write_parquet",
 ]
 
-_EXTRA = "pip install 'npsummary[tables]'"
-
 
 def _require(module: str) -> Any:
     import importlib
 
+    package = module.split(".")[0]
     try:
         return importlib.import_module(module)
-    except ImportError:
-        raise ImportError(f"this needs {module.split('.')[0]}: {_EXTRA}") from None
+    except ModuleNotFoundError as exc:
+        if exc.name not in (package, module):
+            raise ImportError(f"{package} is installed but does not import: {exc}") from exc
+        raise ImportError(f"this needs {package}: pip install {package}") from None
+    except ImportError as exc:
+        # Installed but unusable, e.g. pyarrow 25 beside NumPy 1.x: say why, not "install it".
+        raise ImportError(f"{package} is installed but does not import: {exc}") from exc
 
 
 def _payload(kind: str, series: Any) -> list[Any]:
@@ -109,7 +113,7 @@ def to_pandas(
     """A long pandas DataFrame of ``kind`` (columns in the module docstring).
 
     Raises:
-        ImportError: pandas is not installed (``pip install 'npsummary[tables]'``).
+        ImportError: pandas is not installed (``pip install pandas``).
     """
     pd = _require("pandas")
     cols = columns(logdir, kind, runs=runs, tags=tags)
@@ -126,7 +130,7 @@ def to_arrow(
     """An Apache Arrow table of ``kind`` (scalars and histograms; others have object values).
 
     Raises:
-        ImportError: pyarrow is not installed (``pip install 'npsummary[tables]'``).
+        ImportError: pyarrow is not installed (``pip install pyarrow``).
     """
     return arrow_table(columns(logdir, kind, runs=runs, tags=tags), kind)
 
@@ -165,7 +169,7 @@ def to_parquet(
     leaves any previous file intact.
 
     Raises:
-        ImportError: pyarrow is not installed (``pip install 'npsummary[tables]'``).
+        ImportError: pyarrow is not installed (``pip install pyarrow``).
     """
     table = to_arrow(logdir, kind, runs=runs, tags=tags)
     write_parquet(table, path)
