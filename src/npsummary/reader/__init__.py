@@ -27,6 +27,7 @@ from ._api import (
     histograms,
     hparams,
     images,
+    iter_runs,
     load,
     pr_curves,
     scalars,
@@ -48,7 +49,7 @@ from ._series import (
     TensorSeries,
     TextSeries,
 )
-from ._tables import to_arrow, to_pandas, to_parquet
+from ._tables import iter_batches, to_arrow, to_pandas, to_parquet
 from ._values import KINDS
 
 __all__ = [
@@ -75,6 +76,8 @@ __all__ = [
     "histograms",
     "hparams",
     "images",
+    "iter_batches",
+    "iter_runs",
     "legacy_to_buckets",
     "load",
     "pr_curves",

@@ -8,7 +8,7 @@ record's sequence number in the run, so a series keeps file order whichever path
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from ._framing import ReadStats, RecordBatch, read_batches
 from ._io import FileSystem
 from ._values import KINDS, convert, decode_media, kind_of
 
-__all__ = ["RunData", "load_runs"]
+__all__ = ["Options", "RunData", "iter_run_data", "load_runs", "merge_stats", "read_run"]
 
 
 @dataclass
@@ -46,6 +46,19 @@ class RunData:
 
     def scalar_arrays(self, tag: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         parts = self.scalars[tag]
+        if not parts.seq:  # finished: one part each, in file order
+            return parts.steps[0], parts.walls[0], parts.values[0]
+        if len(parts.seq) == 1:
+            seq, steps, walls, values = (
+                parts.seq[0],
+                parts.steps[0],
+                parts.walls[0],
+                parts.values[0],
+            )
+            if seq.size > 1 and not (seq[1:] > seq[:-1]).all():
+                order = np.argsort(seq, kind="stable")
+                steps, walls, values = steps[order], walls[order], values[order]
+            return steps, walls, values
         seq = np.concatenate(parts.seq)
         steps = np.concatenate(parts.steps)
         walls = np.concatenate(parts.walls)
@@ -54,6 +67,14 @@ class RunData:
             order = np.argsort(seq, kind="stable")
             steps, walls, values = steps[order], walls[order], values[order]
         return steps, walls, values
+
+    def finish(self) -> None:
+        """Join each tag's parts into its final arrays (and drop the sequence numbers): a run
+        read to its end then holds its output arrays and nothing else."""
+        for tag, parts in self.scalars.items():
+            if parts.seq:
+                steps, walls, values = self.scalar_arrays(tag)
+                self.scalars[tag] = _ScalarParts([], [steps], [walls], [values])
 
 
 class _Collector:
@@ -221,6 +242,104 @@ class _Collector:
         self.stats.note(f"{path}: {where} skipped: {reason}")
 
 
+@dataclass(frozen=True)
+class Options:
+    """What to read from each run (see :func:`npsummary.reader.load`); picklable, so a worker
+    process gets the same options."""
+
+    kinds: frozenset[str] = frozenset(KINDS)
+    tags: re.Pattern[str] | None = None
+    strict: bool = False
+    decode: bool = False
+    max_image_pixels: int = MAX_IMAGE_PIXELS
+
+
+def read_run(
+    fs: FileSystem,
+    run: Run,
+    options: Options,
+    progress: Callable[[str, int], None] | None = None,
+    records_before: int = 0,
+) -> tuple[RunData, ReadStats]:
+    """Read one run: its data (finished, see :meth:`RunData.finish`) and what its read met.
+    ``progress`` is called after each chunk with the run's name and ``records_before`` plus
+    the records of this run read so far."""
+    stats = ReadStats()
+    data = RunData(run.name)
+    o = options
+    collector = _Collector(data, o.kinds, o.tags, stats, o.strict, o.decode, o.max_image_pixels)
+    for file in run.files:
+        for batch in read_batches(fs, file, stats, strict=o.strict):
+            collector.batch(batch)
+            if progress is not None:
+                progress(run.name, records_before + stats.records)
+    data.finish()
+    return data, stats
+
+
+def read_runs(fs: FileSystem, runs: list[Run], options: Options) -> list[tuple[RunData, ReadStats]]:
+    """:func:`read_run` of each of ``runs``, in order (one task of a worker process)."""
+    return [read_run(fs, run, options) for run in runs]
+
+
+def merge_stats(total: ReadStats, part: ReadStats) -> None:
+    """Add what one run's read met to ``total``, as if both had been one read."""
+    total.files += part.files
+    total.bytes += part.bytes
+    total.records += part.records
+    total.corrupt_records += part.corrupt_records
+    total.corrupt_bytes += part.corrupt_bytes
+    total.torn_tails += part.torn_tails
+    total.torn_bytes += part.torn_bytes
+    total.bad_values += part.bad_values
+    for line in part.problems:
+        total.note(line)
+
+
+def iter_run_data(
+    fs: FileSystem,
+    path: str,
+    *,
+    kinds: Iterable[str] = KINDS,
+    runs: re.Pattern[str] | None = None,
+    tags: re.Pattern[str] | None = None,
+    strict: bool = False,
+    decode: bool = False,
+    max_image_pixels: int = MAX_IMAGE_PIXELS,
+    stats: ReadStats | None = None,
+    progress: Callable[[str, int], None] | None = None,
+    workers: int | None = None,
+) -> Iterator[tuple[RunData, ReadStats]]:
+    """Read every run under ``path``, yielding each (with what its own read met) as soon as it
+    and every run before it are read: runs in name order, each equal to what a serial read
+    gives, bit for bit.
+
+    ``stats`` gets each run's counts and problems as it is yielded (in the same order and with
+    the same lines as one serial read). ``workers`` is the number of processes
+    (:func:`._parallel.worker_count`; 1 reads in this thread). ``progress`` is called with a
+    run's name and the records read so far: after each chunk when serial, after each group of
+    runs with workers. Only a bounded number of runs is in flight, so memory holds the runs
+    the caller keeps plus a few per worker."""
+    from ._parallel import ordered_map, split, worker_count
+
+    options = Options(frozenset(kinds), tags, strict, decode, max_image_pixels)
+    total = stats if stats is not None else ReadStats()
+    found: list[Run] = discover(fs, path, runs)
+    count = worker_count(workers, fs, found)
+    if count <= 1:
+        for run in found:
+            data, part = read_run(fs, run, options, progress, total.records)
+            merge_stats(total, part)
+            yield data, part
+        return
+    for results in ordered_map(read_runs, fs, split(found, count), options, count):
+        for data, part in results:
+            merge_stats(total, part)
+            if progress is not None:
+                progress(data.name, total.records)
+            yield data, part
+
+
 def load_runs(
     fs: FileSystem,
     path: str,
@@ -233,20 +352,25 @@ def load_runs(
     max_image_pixels: int = MAX_IMAGE_PIXELS,
     stats: ReadStats | None = None,
     progress: Callable[[str, int], None] | None = None,
+    workers: int | None = None,
 ) -> tuple[list[RunData], ReadStats]:
-    """Read every run under ``path`` (see :func:`npsummary.reader.load`); ``progress`` is
-    called after each chunk with the run's name and the records read so far."""
-    kinds = frozenset(kinds)
+    """Read every run under ``path`` (see :func:`npsummary.reader.load`) into a list; the
+    arguments are :func:`iter_run_data`'s."""
     stats = stats if stats is not None else ReadStats()
-    out: list[RunData] = []
-    found: list[Run] = discover(fs, path, runs)
-    for run in found:
-        data = RunData(run.name)
-        collector = _Collector(data, kinds, tags, stats, strict, decode, max_image_pixels)
-        for file in run.files:
-            for batch in read_batches(fs, file, stats, strict=strict):
-                collector.batch(batch)
-                if progress is not None:
-                    progress(run.name, stats.records)
-        out.append(data)
+    out = [
+        data
+        for data, _ in iter_run_data(
+            fs,
+            path,
+            kinds=kinds,
+            runs=runs,
+            tags=tags,
+            strict=strict,
+            decode=decode,
+            max_image_pixels=max_image_pixels,
+            stats=stats,
+            progress=progress,
+            workers=workers,
+        )
+    ]
     return out, stats
