@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .. import proto
-from .._common.convert import as_list, check_flag, check_int, check_tag
+from .._common.convert import as_list, check_callback, check_flag, check_int, check_tag
 from .._format.pngread import MAX_IMAGE_PIXELS
 from ._discover import compile_filter, discover
 from ._framing import ReadStats, read_batches
@@ -177,7 +177,7 @@ def load(
             or a value that does not decode, naming the file, run, tag and step.
     """
     request = _request(logdir, kinds, runs, tags, strict, decode, max_image_pixels, workers)
-    raw, stats = load_runs(progress=progress, **request)
+    raw, stats = load_runs(progress=check_callback(progress, "progress"), **request)
     return build(raw, stats)
 
 
@@ -213,6 +213,7 @@ def iter_runs(
     if stats is not None and not isinstance(stats, ReadStats):
         raise TypeError(f"stats must be a ReadStats or None, got {type(stats).__name__}")
     request = _request(logdir, kinds, runs, tags, strict, decode, max_image_pixels, workers)
+    progress = check_callback(progress, "progress")
     return _runs(request, stats if stats is not None else ReadStats(), progress)
 
 

@@ -186,12 +186,12 @@ def to_pandas(
         ImportError: pandas is not installed (``pip install 'npsummary[tables]'``).
     """
     pd = _require("pandas")
+    kind = check_choice(kind, "kind", tuple(KINDS))
     if kind == "hparams":
         return pd.DataFrame(columns(logdir, kind, runs=runs, tags=tags, workers=workers))
     names = ("step", "value", "wall_time")
     parts: dict[str, list[Any]] = {name: [] for name in names}
     keys: list[tuple[str, str, int]] = []  # (run, tag, rows) of each series, in order
-    check_choice(kind, "kind", tuple(KINDS))
     for run in iter_runs(logdir, kinds=(kind,), runs=runs, tags=tags, workers=workers):
         found: dict[tuple[str, str], Any] = getattr(run, kind)
         if not found:
