@@ -237,7 +237,7 @@ def test_export_streams_the_same_bytes(sweep: Path, tmp_path: Path, kind: str) -
 
 def test_export_parquet_equals_to_arrow(sweep: Path, tmp_path: Path) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
-    done = _cli("export", sweep, "--format", "parquet", "--out", tmp_path)
+    done = _cli("export", sweep, "--format", "parquet", "--out", tmp_path, "--workers", "2")
     assert done.returncode == 0, done.stderr
     assert pq.read_table(tmp_path / "scalars.parquet").equals(reader.to_arrow(sweep))
     assert b"corrupt" in done.stderr  # skipped records are still reported

@@ -35,8 +35,9 @@ run, tag, step, wall_time and a value column: JSON arrays for histograms, PR cur
 tensors; base64 strings for image and audio bytes. Parquet needs pyarrow:
 pip install 'npsummary[tables]'.
 
-The file is DIR/KIND.FORMAT (e.g. ./scalars.csv), written to a temporary file in DIR and then
-renamed over it: a link at that name is replaced, never followed, and a failure leaves the
+Runs are read (in parallel processes for a large local logdir, --workers N to choose) and
+written one at a time, so memory does not grow with the logdir. The file is DIR/KIND.FORMAT
+(e.g. ./scalars.csv), written to a temporary file in DIR and then renamed over it: a link at that name is replaced, never followed, and a failure leaves the
 previous file intact. In CSV, a text cell (run, tag, or a text value) that starts with
 = + - @, a tab or a carriage return is written with a leading ' so that a spreadsheet shows it
 as text instead of running it as a formula (OWASP's CSV-injection advice); JSON and Parquet
@@ -65,6 +66,12 @@ def register(commands: Any) -> None:
     p.add_argument("--kind", default="scalars", help="scalars (default), histograms, images, ...")
     p.add_argument(
         "--strict", action="store_true", help="fail on a corrupt record instead of skipping it"
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="processes decoding runs (default: one per CPU for a large local logdir; 1: none)",
     )
     p.set_defaults(run=run)
 
@@ -183,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
         runs=args.runs,
         tags=args.tags,
         strict=args.strict,
+        workers=args.workers,
         stats=stats,
         progress=lambda run, n: progress.show(f"reading run {run!r}: {n:,} records"),
     )
