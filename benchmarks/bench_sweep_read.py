@@ -34,11 +34,74 @@ def _rss_mb() -> float:
     return float("nan")
 
 
+def _stat(pid: int) -> list[str]:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def _forkserver_pid() -> int | None:
+    from multiprocessing import forkserver
+
+    pid: int | None = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    return pid
+
+
+class _Workers:
+    """The reader's worker processes are the forkserver's children, not ours: their peak RSS is
+    sampled from /proc while they run, their CPU read from the forkserver's reaped-children
+    times once they are gone."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.05):
+            server = _forkserver_pid()
+            if server is None:
+                continue
+            for entry in os.listdir("/proc"):
+                if not entry.isdigit():
+                    continue
+                try:
+                    if int(_stat(int(entry))[1]) != server:
+                        continue
+                    with open(f"/proc/{entry}/status") as f:
+                        for line in f:
+                            if line.startswith("VmHWM:"):
+                                mb = int(line.split()[1]) / 1024
+                                self.peak_mb = max(self.peak_mb, mb)
+                except (OSError, ValueError, IndexError):
+                    continue
+
+    def cpu_s(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        server = _forkserver_pid()
+        if server is None:
+            return 0.0
+        ticks = os.sysconf("SC_CLK_TCK")
+        last = -1.0
+        for _ in range(50):  # until the forkserver has reaped every worker
+            fields = _stat(server)
+            now = (int(fields[13]) + int(fields[14])) / ticks
+            if now == last:
+                return now
+            last = now
+            time.sleep(0.2)
+        return last
+
+
 def one(what: str, logdir: str, workers: int | None) -> dict[str, Any]:
     """One measurement in this process (called by a fresh interpreter)."""
     from npsummary import reader
 
     base = _rss_mb()
+    pool = _Workers()
     t0, c0 = time.perf_counter(), time.process_time()
     out: dict[str, Any] = {}
     if what == "scalars":
@@ -64,16 +127,15 @@ def one(what: str, logdir: str, workers: int | None) -> dict[str, Any]:
     else:
         raise ValueError(what)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     out.update(
         wall_s=round(wall, 2),
         cpu_s=round(cpu, 2),
-        worker_cpu_s=round(children.ru_utime + children.ru_stime, 2),
+        worker_cpu_s=round(pool.cpu_s(), 2),
         peak_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        worker_peak_mb=round(children.ru_maxrss / 1024, 1),
+        worker_peak_mb=round(pool.peak_mb, 1),
         baseline_mb=round(base, 1),
     )
-    if "values" in out and out["values"]:
+    if out.get("values"):
         out["us_per_value_cpu"] = round(
             (out["cpu_s"] + out["worker_cpu_s"]) / out["values"] * 1e6, 3
         )

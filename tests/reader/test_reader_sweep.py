@@ -17,7 +17,7 @@ import pytest
 from npsummary import SummaryWriter, reader
 from npsummary._format.record import CorruptRecordError, frame_record
 from npsummary.proto import Event
-from npsummary.reader import _parallel
+from npsummary.reader import _load, _parallel
 from npsummary.reader._io import LocalFileSystem
 
 WALL = 1_700_000_000.0
@@ -256,3 +256,38 @@ def test_an_empty_record_is_still_found_among_zero_runs(tmp_path: Path) -> None:
     assert reader.scalars(tmp_path)[(".", "z")].steps.tolist() == [1, 2]
     list(reader.events(tmp_path, stats=stats))
     assert stats.records == 4 and stats.corrupt_records == 0
+
+
+def test_small_runs_read_together_equal_runs_read_file_by_file(
+    sweep: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npsummary.reader._discover import discover
+    from npsummary.reader._load import Options, read_run, read_runs
+    from npsummary.reader._logdata import build
+
+    fs = LocalFileSystem()
+    # A short file (fewer than 64 records: protobuf alone when read by itself) among the rest.
+    (tmp_path / "short").mkdir()
+    (tmp_path / "short" / "events.out.tfevents.1").write_bytes(_event(3, "x", 0.25))
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "events.out.tfevents.1").write_bytes(b"")
+    runs = discover(fs, str(sweep)) + discover(fs, str(tmp_path))
+    options = Options()
+    alone = [read_run(fs, run, options) for run in runs]
+    calls = []
+
+    def counted(*args: Any) -> Any:
+        calls.append(args[1].name)
+        return read_run(*args)
+
+    monkeypatch.setattr(_load, "read_run", counted)
+    clean = [run for run in runs if run.name not in ("corrupt", "torn")]
+    assert len(read_runs(fs, clean, options)) == len(clean) and not calls  # all together
+    together = read_runs(fs, runs, options)
+    assert "corrupt" in calls and "torn" in calls  # their group, read again file by file
+    assert [d.name for d, _ in together] == [d.name for d, _ in alone]
+    for (d1, s1), (d2, s2) in zip(together, alone, strict=True):
+        assert _same(s1, s2), d1.name
+        assert _same(build([d1], s1), build([d2], s2)), d1.name
+    corrupt = {d.name: s for d, s in together}["corrupt"]
+    assert corrupt.corrupt_records == 1 and "fails its CRC" in corrupt.problems[0]

@@ -229,7 +229,7 @@ def _write_file(fmt: str, kind: str, tables: Iterator[dict[str, Any]], target: s
     from ..reader._tables import _batches, _require, write_parquet_batches
 
     if fmt == "parquet":
-        batches = _batches(_require("pyarrow"), tables, kind, 1 << 20)
+        batches = _batches(_require("pyarrow"), tables, kind, 1 << 18)  # row groups of 256K rows
         return write_parquet_batches(batches, target, kind)
     count = 0
 
