@@ -38,10 +38,10 @@ pip install 'npsummary[tables]'.
 Runs are read (in parallel processes for a large local logdir, --workers N to choose) and
 written one at a time, so memory does not grow with the logdir. The file is DIR/KIND.FORMAT
 (e.g. ./scalars.csv), written to a temporary file in DIR and then renamed over it: a link at
-that name is replaced, never followed, and a failure leaves the previous file intact. In CSV, a text cell (run, tag, or a text value) that starts with
-= + - @, a tab or a carriage return is written with a leading ' so that a spreadsheet shows it
-as text instead of running it as a formula (OWASP's CSV-injection advice); JSON and Parquet
-hold the text as it is. Lines end with CRLF (RFC 4180). CSV written to a terminal has control
+that name is replaced, never followed, and a failure leaves the previous file intact. In CSV,
+a text cell (run, tag, or a text value) that starts with = + - @, a tab or a carriage return
+is written with a leading ' so that a spreadsheet shows it as text instead of running it as a
+formula (OWASP's CSV-injection advice); JSON and Parquet hold the text as it is. Lines end with CRLF (RFC 4180). CSV written to a terminal has control
 characters escaped; written to a file or a pipe, it holds the text exactly.
 
 Corrupt records, undecodable values and torn tails are skipped and reported on stderr (with
