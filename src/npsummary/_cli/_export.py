@@ -41,8 +41,9 @@ written one at a time, so memory does not grow with the logdir. The file is DIR/
 that name is replaced, never followed, and a failure leaves the previous file intact. In CSV,
 a text cell (run, tag, or a text value) that starts with = + - @, a tab or a carriage return
 is written with a leading ' so that a spreadsheet shows it as text instead of running it as a
-formula (OWASP's CSV-injection advice); JSON and Parquet hold the text as it is. Lines end with CRLF (RFC 4180). CSV written to a terminal has control
-characters escaped; written to a file or a pipe, it holds the text exactly.
+formula (OWASP's CSV-injection advice); JSON and Parquet hold the text as it is. Lines end
+with CRLF (RFC 4180). CSV written to a terminal has control characters escaped; written to a
+file or a pipe, it holds the text exactly.
 
 Corrupt records, undecodable values and torn tails are skipped and reported on stderr (with
 --strict, the first corrupt record or undecodable value is an error). A selection that matches
