@@ -32,8 +32,8 @@ examples:
 
 Scalars give the columns run, tag, step, wall_time, value (tbparse's names). Other kinds give
 run, tag, step, wall_time and a value column: JSON arrays for histograms, PR curves, text and
-tensors; base64 strings for image and audio bytes. Parquet needs pyarrow:
-pip install 'npsummary[tables]'.
+tensors (a complex number is the pair [real, imag]); base64 strings for image and audio
+bytes. Parquet needs pyarrow: pip install 'npsummary[tables]'.
 
 Runs are read (in parallel processes for a large local logdir, --workers N to choose) and
 written one at a time, so memory does not grow with the logdir. The file is DIR/KIND.FORMAT
@@ -81,6 +81,8 @@ def _cell(value: Any) -> Any:
     if isinstance(value, float | np.floating):
         v = float(value)
         return v if math.isfinite(v) else str(v).replace("inf", "Infinity").replace("nan", "NaN")
+    if isinstance(value, complex | np.complexfloating):
+        return [_cell(float(value.real)), _cell(float(value.imag))]
     if isinstance(value, bytes):
         import base64
 

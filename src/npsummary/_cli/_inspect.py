@@ -20,8 +20,7 @@ __all__ = ["register", "sparkline", "summarize"]
 _BARS = "▁▂▃▄▅▆▇█"
 _KIND_ORDER = ("scalars", "histograms", "images", "audio", "text", "pr_curves", "tensors")
 
-_HELP = """\
-examples:
+_HELP = r"""examples:
   npsummary inspect runs/
   npsummary inspect runs/ --tags 'loss|acc' --runs train
   npsummary inspect runs/exp1/events.out.tfevents.1700000000.host --json | jq .runs

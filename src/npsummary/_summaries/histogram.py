@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._common.convert import (
-    as_array,
+    as_data_array,
     as_float64_array,
     as_real_array,
     check_int,
-    check_numeric,
     tagged,
     to_float,
 )
@@ -108,7 +107,7 @@ def tensorboardx_histogram(tag: str, values: Any, bins: Any, max_bins: Any) -> L
         bins = as_real_array(bins, tag, "bins")
         if bins.ndim == 0:
             bins = _bucket_count(tag, "bins", bins)
-    histogram = tagged(tag, binned_histogram, as_array(values, tag), bins, max_bins)
+    histogram = tagged(tag, binned_histogram, as_data_array(values, tag), bins, max_bins)
     if histogram.capped:
         warn_user(f"{tag!r}: {histogram.capped}", BinCountCappedWarning)
     return histogram
@@ -119,7 +118,7 @@ def tf1_histogram_value(tag: str, values: Any) -> tuple[bytes, NonFinite]:
     sum computed exactly), and the non-finite values it left out."""
     from .._histogram import tf1_histogram
 
-    array = check_numeric(as_array(values, tag), "values", tag=tag)
+    array = as_data_array(values, tag)
     histogram = tagged(tag, tf1_histogram, array, exact_sum=True)
     return legacy_histogram_value(tag, histogram), histogram.nonfinite
 
@@ -129,7 +128,7 @@ def variable_summaries(tag: str, values: Any) -> tuple[VariableStats, bytes]:
     (tagged ``{tag}/histogram``), from one pass over the data (``add_variable_summaries``)."""
     from .._histogram import variable_stats
 
-    stats = tagged(tag, variable_stats, as_array(values, tag))
+    stats = tagged(tag, variable_stats, as_data_array(values, tag))
     return stats, legacy_histogram_value(f"{tag}/histogram", stats.histogram)
 
 
@@ -141,7 +140,7 @@ def tf2_histogram_value(
     from .._histogram import DEFAULT_BUCKET_COUNT, tf2_buckets
 
     count = DEFAULT_BUCKET_COUNT if buckets is None else _bucket_count(tag, "buckets", buckets)
-    counts, nonfinite = tagged(tag, tf2_buckets, as_array(values, tag), max(count, 0))
+    counts, nonfinite = tagged(tag, tf2_buckets, as_data_array(values, tag), max(count, 0))
     md = metadata_bytes(PLUGIN_HISTOGRAMS, description=description)
     rows = np.asarray(counts, dtype=np.float64).reshape(-1, 3)
     return tensor_value(tag, tensor_bytes(rows), md), nonfinite

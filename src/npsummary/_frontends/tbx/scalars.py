@@ -20,7 +20,7 @@ from ..._summaries.scalar import FLOAT32_OVERFLOW, PACKED_STEP_LIMIT, torch_scal
 from .base import TbxWriterBase
 
 if TYPE_CHECKING:
-    from ..._common.types import ScalarLike, StepLike
+    from ..._common.types import GlobalStepLike, ScalarLike
 
 __all__ = ["ScalarMethods"]
 
@@ -76,7 +76,7 @@ class ScalarMethods(TbxWriterBase):
         self,
         tag: str,
         scalar_value: ScalarLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         display_name: str | bool | None = "",
         summary_description: str | bool | None = "",
@@ -169,7 +169,7 @@ class ScalarMethods(TbxWriterBase):
         self,
         main_tag: str,
         tag_scalar_dict: dict[str, ScalarLike],
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
     ) -> None:
         """Log several scalars as one chart: each key becomes the sub-run ``<main_tag>_<key>``

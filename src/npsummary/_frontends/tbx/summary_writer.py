@@ -21,7 +21,7 @@ from .plugins import PluginMethods
 from .scalars import ScalarMethods
 
 if TYPE_CHECKING:
-    from ..._common.types import ArrayLike, NonFinitePolicy, ScalarLike, StepLike
+    from ..._common.types import ArrayLike, GlobalStepLike, NonFinitePolicy, ScalarLike
     from ..._core.ranks import Ranks
 
 __all__ = ["SummaryWriter"]
@@ -91,7 +91,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         self,
         tag: str,
         values: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         bins: Any = "tensorflow",
         walltime: float | None = None,
         max_bins: int | None = None,
@@ -139,7 +139,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         sum_squares: ScalarLike,
         bucket_limits: ArrayLike,
         bucket_counts: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
     ) -> None:
         """Log a histogram from precomputed fields.
@@ -167,7 +167,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         self,
         tag: str,
         values: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         buckets: int | None = None,
         *,
@@ -206,7 +206,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         self,
         tag: str,
         values: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         *,
         nonfinite: NonFinitePolicy = "warn",
@@ -252,7 +252,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         self,
         tag: str,
         text_string: str,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
     ) -> None:
         """Log Markdown text under ``{tag}/text_summary``, as tensorboardX and torch do.
@@ -277,7 +277,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         self,
         tag: str,
         snd_tensor: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         sample_rate: int = 44100,
         walltime: float | None = None,
     ) -> None:
@@ -288,8 +288,9 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
 
         Args:
           tag: the clip's name.
-          snd_tensor: shape ``(L,)`` or ``(1, L)`` (mono) or ``(L, C)``; values in [-1, 1]
-            (clipped).
+          snd_tensor: shape ``(L,)`` or ``(1, L)`` (mono) or ``(L, C)`` with one or two
+            channels, channels last; values in [-1, 1] (clipped). Other shapes raise
+            :class:`ValueError` (also an ``AssertionError``, as the libraries raise).
           global_step, walltime: as :meth:`add_scalar`.
           sample_rate: in Hz, a positive int.
 
@@ -301,11 +302,17 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         sound = as_native_array(snd_tensor, tag)
+        if sound.ndim > 2:
+            sound = sound.squeeze()  # torch squeezes: (1, 1, L) is a mono clip
         if sound.ndim == 1 or (sound.ndim == 2 and sound.shape[0] == 1):
             sound = sound.reshape(-1, 1)
-        if sound.ndim != 2:
+        if sound.ndim != 2 or sound.shape[1] > 2:
+            # (2, L) would otherwise be read as L channels of 2 frames each: a file no player
+            # plays. tensorboardX and torch assert the same shapes.
             raise AudioShapeError(
-                f"{tag!r}: audio must have shape (L,), (1, L) or (L, C), got {sound.shape}"
+                f"{tag!r}: audio must have shape (L,), (1, L) or (L, C) with C = 1 or 2 channels "
+                f"last, got {sound.shape}; a channels-first clip (C, L), as torchaudio returns "
+                "it, is logged as clip.T"
             )
         rate = check_int(sample_rate, "sample_rate", tag=tag, minimum=1, maximum=0xFFFFFFFF)
         (clip,) = audio_clips(sound[None], 1, tag)
