@@ -133,10 +133,12 @@ def _headers(buf: bytes) -> tuple[IntArray, IntArray]:
         count = (n - align) // 4
         if count < 3:
             continue
-        # An aligned copy: gathers from an unaligned view cost NumPy several times more.
-        part = u8[align : align + 4 * count]
-        words = (part if align == 0 else part.copy()).view("<u4")
+        words = np.frombuffer(buf, "<u4", count=count, offset=align)
         k = np.flatnonzero(words[1 : count - 1] == 0)
+        if align and k.size * 8 > count:
+            # Many candidates (zeros): gathering them from an unaligned view costs NumPy
+            # several times what an aligned copy of the words costs.
+            words = u8[align : align + 4 * count].copy().view("<u4")
         lengths, crcs = words[k], words[k + 2]
         # Twelve zero bytes are no header (an empty record's length CRC is not 0); runs of
         # zeros (a histogram's float64 zeros) are most of the candidates in a sweep's files.
