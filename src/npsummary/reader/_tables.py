@@ -258,7 +258,7 @@ def arrow_table(cols: dict[str, Any], kind: str) -> Any:
     arrays: dict[str, Any] = {}
     for name, col in cols.items():
         if name in ("run", "tag"):
-            arrays[name] = pa.array(col, pa.string())
+            arrays[name] = _strings(pa, col)
         elif name == "value" and kind == "histograms":
             arrays[name] = pa.array([np.asarray(b).tolist() for b in col])
         elif name == "value" and kind in ("images", "audio"):
@@ -270,6 +270,18 @@ def arrow_table(cols: dict[str, Any], kind: str) -> Any:
         else:
             arrays[name] = pa.array(col)
     return pa.table(arrays)
+
+
+def _strings(pa: Any, col: Any) -> Any:
+    """An Arrow string array of ``col``, whose rows come in long stretches of one value (a
+    series' run and tag): built from a code per stretch, not converted string by string."""
+    if not isinstance(col, np.ndarray) or col.size < 2:
+        return pa.array(list(col), pa.string())
+    bounds = np.concatenate(([0], np.flatnonzero(col[1:] != col[:-1]) + 1, [col.size]))
+    ids: dict[str, int] = {}
+    codes = np.array([ids.setdefault(v, len(ids)) for v in col[bounds[:-1]].tolist()], np.int32)
+    rows = pa.array(np.repeat(codes, np.diff(bounds)))
+    return pa.DictionaryArray.from_arrays(rows, pa.array(list(ids), pa.string())).cast(pa.string())
 
 
 def _join(tables: list[dict[str, Any]]) -> dict[str, Any]:
