@@ -1,7 +1,10 @@
 """npsummary's own time and memory on a local sweep: scalars, to_pandas and export.
 
 Run: python benchmarks/bench_sweep_read.py [--cache /work/sweeps] [--sweeps local-1k,local-10k]
-     [--workers 1,auto] [--what scalars,pandas,parquet]
+     [--workers 1,auto] [--what scalars,pandas,parquet] [--src /work/main/src]
+
+``--src`` measures another tree's npsummary (the code before a change; one thread only when it
+has no ``workers``).
 
 Each measurement runs in a fresh interpreter (``--one``) so that peaks do not mix: wall time,
 CPU seconds of the process and of its worker processes, the peak RSS of the process and of its
@@ -104,15 +107,23 @@ def one(what: str, logdir: str, workers: int | None) -> dict[str, Any]:
     pool = _Workers()
     t0, c0 = time.perf_counter(), time.process_time()
     out: dict[str, Any] = {}
+    import inspect
+
+    if "workers" not in inspect.signature(reader.scalars).parameters:  # the code before
+        if workers != 1:
+            raise SystemExit("this npsummary reads in one thread only: --workers 1")
+        kw: dict[str, Any] = {}
+    else:
+        kw = {"workers": workers}
     if what == "scalars":
-        series = reader.scalars(logdir, workers=workers)
+        series = reader.scalars(logdir, **kw)
         values = sum(len(s) for s in series.values())
         out["values"] = values
         out["output_mb"] = sum(
             s.steps.nbytes + s.wall_times.nbytes + s.values.nbytes for s in series.values()
         ) / (1 << 20)
     elif what == "pandas":
-        frame = reader.to_pandas(logdir, workers=workers)
+        frame = reader.to_pandas(logdir, **kw)
         out["values"] = len(frame)
         out["output_mb"] = frame.memory_usage(deep=True).sum() / (1 << 20)
         out["bytes_per_row"] = frame.memory_usage(deep=True).sum() / max(len(frame), 1)
@@ -149,6 +160,7 @@ def main() -> None:
     parser.add_argument("--workers", default="1,auto")
     parser.add_argument("--what", default="scalars,pandas,parquet")
     parser.add_argument("--one", nargs=3, metavar=("WHAT", "LOGDIR", "WORKERS"))
+    parser.add_argument("--src", help="the npsummary to measure (its src folder), e.g. main's")
     args = parser.parse_args()
     if args.one:
         what, logdir, w = args.one
@@ -166,7 +178,10 @@ def main() -> None:
                 if what != "scalars" and w != args.workers.split(",")[-1]:
                     continue  # tables with the default workers only
                 cmd = [sys.executable, __file__, "--one", what, logdir, w]
-                done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+                env = dict(os.environ)
+                if args.src:
+                    env["PYTHONPATH"] = args.src
+                done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
                 if done.returncode:
                     print(f"{name} {what} workers={w}: FAILED\n{done.stderr}", flush=True)
                     continue
