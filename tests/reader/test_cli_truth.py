@@ -81,11 +81,11 @@ def test_a_failed_export_leaves_the_previous_file_intact(
     out.mkdir()
     (out / "scalars.csv").write_text("previous\n")
 
-    def fail_midway(fmt: str, rows: list[dict[str, Any]], stream: Any) -> None:
-        stream.write("run,tag\n")
+    def fail_midway(self: Any, cols: dict[str, Any]) -> None:
+        self.stream.write("run,tag\n")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_export, "_write_text", fail_midway)
+    monkeypatch.setattr(_export._TextWriter, "write", fail_midway)
     status, _, err = _cli(capsys, "export", logdir, "--format", "csv", "--out", out)
     assert status == 1 and "No space left" in err
     assert (out / "scalars.csv").read_text() == "previous\n"

@@ -437,19 +437,26 @@ VALID_CALLS: dict[str, Call] = {
     ),
     # npsummary.reader
     "reader.load": _r(reader.load, kinds=None, runs=None, tags=None, strict=False, decode=True,
-                      max_image_pixels=1 << 26),
+                      max_image_pixels=1 << 26, workers=1, progress=None),
+    "reader.iter_runs": _r(lambda **kw: list(reader.iter_runs(**kw)), kinds=None, runs=None,
+                           tags=None, strict=False, decode=True, max_image_pixels=1 << 26,
+                           workers=1, stats=None, progress=None),
     "reader.scalars": _r(reader.scalars, runs=None, tags=None, last_write_wins=False,
-                         strict=False),
-    "reader.histograms": _r(reader.histograms, runs=None, tags=None, last_write_wins=False),
+                         strict=False, workers=1),
+    "reader.histograms": _r(reader.histograms, runs=None, tags=None, last_write_wins=False,
+                            workers=1),
     "reader.images": _r(reader.images, runs=None, tags=None, decode=True,
-                        max_image_pixels=1 << 26),
-    "reader.audio": _r(reader.audio, runs=None, tags=None, decode=True),
-    "reader.text": _r(reader.text, runs=None, tags=None),
-    "reader.hparams": _r(reader.hparams, runs=None),
-    "reader.pr_curves": _r(reader.pr_curves, runs=None, tags=None),
-    "reader.tensors": _r(reader.tensors, runs=None, tags=None, plugin=None),
-    "reader.to_pandas": _r(reader.to_pandas, kind="scalars", runs=None, tags=None),
-    "reader.to_arrow": _r(reader.to_arrow, kind="scalars", runs=None, tags=None),
+                        max_image_pixels=1 << 26, workers=1),
+    "reader.audio": _r(reader.audio, runs=None, tags=None, decode=True, workers=1),
+    "reader.text": _r(reader.text, runs=None, tags=None, workers=1),
+    "reader.hparams": _r(reader.hparams, runs=None, workers=1),
+    "reader.pr_curves": _r(reader.pr_curves, runs=None, tags=None, workers=1),
+    "reader.tensors": _r(reader.tensors, runs=None, tags=None, plugin=None, workers=1),
+    "reader.to_pandas": _r(reader.to_pandas, kind="scalars", runs=None, tags=None, workers=1),
+    "reader.to_arrow": _r(reader.to_arrow, kind="scalars", runs=None, tags=None, workers=1),
+    "reader.iter_batches": _r(lambda **kw: list(reader.iter_batches(**kw)), kind="scalars",
+                              runs=None, tags=None, strict=False, workers=1, rows=1000,
+                              stats=None, progress=None),
     "reader.events": Call(
         lambda ctx: (lambda **kw: list(reader.events(**kw)),
                      {"path": _first_event_file(ctx.logdir), "strict": False, "stats": None}),
@@ -654,6 +661,8 @@ def test_every_parameter_is_fuzzed(small_logdir: Path) -> None:
             target = tf2_experimental.summary_scope
         elif name == "reader.events":
             target = reader.events
+        elif name in ("reader.iter_runs", "reader.iter_batches"):
+            target = getattr(reader, name.split(".")[1])
         parameters = [
             p
             for p in inspect.signature(target).parameters.values()

@@ -411,6 +411,13 @@ def check_flag(value: Any, name: str, *, tag: str | None = None) -> bool:
         raise _refused(_who(tag, name), value, "True or False", exc) from exc
 
 
+def check_callback(value: Any, name: str) -> Callable[..., Any] | None:
+    """A callable (a progress callback, say), or None."""
+    if value is None or callable(value):
+        return value  # type: ignore[no-any-return]
+    raise TypeError(f"{name} must be a callable or None, got {_describe(value)}")
+
+
 def to_float32_range(value: float) -> float:
     """Saturate a finite value beyond float32's range to ±inf, as a float32 cast does."""
     if (value >= _FLOAT32_OVERFLOW or value <= -_FLOAT32_OVERFLOW) and math.isfinite(value):

@@ -29,6 +29,7 @@ from ._api import (
     histograms,
     hparams,
     images,
+    iter_runs,
     load,
     pr_curves,
     scalars,
@@ -53,7 +54,7 @@ from ._series import (
     TextSeries,
 )
 from ._storage.options import configure_fetch
-from ._tables import to_arrow, to_pandas, to_parquet
+from ._tables import iter_batches, to_arrow, to_pandas, to_parquet
 from ._values import KINDS
 
 __all__ = [
@@ -82,6 +83,8 @@ __all__ = [
     "histograms",
     "hparams",
     "images",
+    "iter_batches",
+    "iter_runs",
     "legacy_to_buckets",
     "load",
     "pr_curves",
