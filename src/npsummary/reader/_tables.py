@@ -314,7 +314,7 @@ def iter_batches(
     ``stats`` gathers what the read meets.
 
     Raises:
-        ImportError: pyarrow is not installed (``pip install 'npsummary[tables]'``).
+        ImportError: pyarrow is not installed (``pip install pyarrow``).
         TypeError: a later run's values do not fit the first batch's type (text of another
             rank, say); :func:`to_arrow` cannot make one table of those either.
     """
