@@ -104,17 +104,14 @@ def encode_png(pixels: np.ndarray, *, compress_level: int | None = None) -> byte
 
     if compress_level is None and strategy == _STRATEGY and _slow_to_deflate(filt, first):
         parts = _deflate_in_two(filt, blocks, first)
-        ihdr = struct.pack(">IIBBBBB", width, height, 8, _COLOR_TYPE[channels], 0, 0, 0)
-        return b"".join(
-            [_SIGNATURE, *_chunk(b"IHDR", [ihdr]), *_idat_chunks(parts), *_chunk(b"IEND", [])]
-        )
-    compressor = zlib.compressobj(level, zlib.DEFLATED, 15, mem_level, strategy)
-    parts = [compressor.compress(first)]
-    if filt.size() >= _THREAD_BYTES:
-        parts += _deflate_while_filtering(filt, blocks[1:], compressor)
     else:
-        parts += [compressor.compress(filt.filter(*block).data) for block in blocks[1:]]
-    parts.append(compressor.flush())
+        compressor = zlib.compressobj(level, zlib.DEFLATED, 15, mem_level, strategy)
+        parts = [compressor.compress(first)]
+        if filt.size() >= _THREAD_BYTES:
+            parts += _deflate_while_filtering(filt, blocks[1:], compressor)
+        else:
+            parts += [compressor.compress(filt.filter(*block).data) for block in blocks[1:]]
+        parts.append(compressor.flush())
 
     ihdr = struct.pack(">IIBBBBB", width, height, 8, _COLOR_TYPE[channels], 0, 0, 0)
     return b"".join(
