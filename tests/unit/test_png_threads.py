@@ -1,6 +1,8 @@
-"""Large PNGs are filtered in a worker thread while the caller deflates (issue 29): the stream
-must be the one a single thread writes, the pixels must decode exactly, and an error in either
-thread must reach the caller with no thread left running."""
+"""The PNG encoder's threads (issue 29). Large images are filtered in a worker thread while the
+caller deflates: the stream must be the one a single thread writes. Images on which level 6 is
+slow are deflated as two parts at once: the joined stream must be a valid zlib stream (zlib
+checks its Adler-32) holding exactly the filtered scanlines. In both, the pixels must decode
+exactly, and an error in either thread must reach the caller with no thread left running."""
 
 from __future__ import annotations
 
@@ -105,4 +107,40 @@ def test_caller_error_stops_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_png.zlib, "compressobj", FailingCompressor)
     with pytest.raises(zlib.error, match="full"):
         encode_png(_smooth(3000, 400, 3))  # 28 blocks: the worker is blocked on a full queue
+    assert not any(t.name == "npsummary-png" for t in threading.enumerate())
+
+
+def _heavy(height: int, width: int, channels: int) -> np.ndarray:
+    """A picture level 6 is slow on: smooth waves (the split path)."""
+    y, x = np.mgrid[0:height, 0:width] / max(height, width)
+    planes = [np.sin(2 * np.pi * (k + 2) * (x + y * y)) for k in range(channels)]
+    return np.rint(127.5 + 127.5 * np.stack(planes, -1)).astype(np.uint8)
+
+
+@pytest.mark.parametrize("shape", [(400, 400, 3), (257, 300, 4), (1300, 101, 1), (60, 2500, 3)])
+def test_two_parts_hold_the_filtered_scanlines(shape: tuple[int, int, int]) -> None:
+    pixels = _heavy(*shape)
+    filt = _png._RowFilter(pixels)
+    assert _png._slow_to_deflate(filt, filt.filter(*filt.blocks()[0]).reshape(-1).data)
+    data = encode_png(pixels)
+    filtered = _filtered(pixels)
+    assert zlib.decompress(_idat(data)) == filtered  # also checks the Adler-32
+    compressor = zlib.compressobj(6, zlib.DEFLATED, 15, 9, zlib.Z_FILTERED)
+    assert len(_idat(data)) <= len(compressor.compress(filtered) + compressor.flush())
+    with Image.open(io.BytesIO(data)) as image:
+        decoded = np.asarray(image)
+    assert np.array_equal(decoded.reshape(pixels.shape), pixels)
+
+
+def test_error_in_the_first_part_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = zlib.compressobj
+
+    def failing_level_6(level: int, *args: object) -> object:
+        if level == 6:  # the worker's part
+            raise MemoryError("no room for the hash table")
+        return real(level, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_png.zlib, "compressobj", failing_level_6)
+    with pytest.raises(MemoryError, match="hash table"):
+        encode_png(_heavy(400, 400, 3))
     assert not any(t.name == "npsummary-png" for t in threading.enumerate())
