@@ -188,7 +188,8 @@ class Plan:
         raise NotImplementedError
 
     def finish(self, whole: Part, tally: Tally, work: np.dtype) -> object:
-        """The core's result (a :class:`LegacyHistogram`, or TF2's rows) of the merged data."""
+        """The core's result of the merged data: a :class:`LegacyHistogram`, or as
+        :func:`.tf2_buckets` ``(rows, nonfinite)``."""
         raise NotImplementedError
 
     def tally(self, scan: Scan, whole: Part) -> Tally:
@@ -259,9 +260,9 @@ class _Tf2Plan(Plan):
             return np.zeros(self.bucket_count(whole, scan.src.work), np.int64)
         return tf2_counts(scan.src, scan.st, whole.mn, whole.mx, self.k)
 
-    def finish(self, whole: Part, tally: Tally, work: np.dtype) -> F64Array:
+    def finish(self, whole: Part, tally: Tally, work: np.dtype) -> tuple[F64Array, NonFinite]:
         counts = tally.counts if tally.counts.size else None
-        return tf2_rows(self.k, whole.n, whole.mn, whole.mx, counts)
+        return tf2_rows(self.k, whole.n, whole.mn, whole.mx, counts), tally.nonfinite
 
 
 class _TbxPlan(Plan):

@@ -23,6 +23,8 @@ from .._common.convert import (
     as_real_array,
     check_int,
     check_numeric,
+    check_process_group,
+    is_dtensor,
     tagged,
     to_float,
 )
@@ -33,6 +35,7 @@ from .tensor import tensor_bytes, tensor_value
 
 if TYPE_CHECKING:
     from .._histogram import LegacyHistogram, NonFinite, VariableStats
+    from .spread import Spread
 
 __all__ = [
     "MAX_BUCKETS",
@@ -89,12 +92,30 @@ def _bucket_count(tag: str, name: str, value: Any) -> int:
     return check_int(value, name, tag=tag, maximum=MAX_BUCKETS)
 
 
-def tensorboardx_histogram(tag: str, values: Any, bins: Any, max_bins: Any) -> LegacyHistogram:
+def is_spread(values: Any, process_group: Any) -> bool:
+    """Whether a histogram of ``values`` is a collective call (a DTensor, or a process group):
+    every rank of the group must make it, writer or not."""
+    return process_group is not None or is_dtensor(values)
+
+
+def _spread(tag: str, values: Any, process_group: Any) -> Spread | None:
+    """This rank's part of spread ``values`` (see :mod:`.spread`), or None for local data."""
+    if not is_spread(values, process_group):
+        return None
+    from .spread import spread_values
+
+    return spread_values(tag, values, check_process_group(process_group, tag))
+
+
+def tensorboardx_histogram(
+    tag: str, values: Any, bins: Any, max_bins: Any, process_group: Any = None
+) -> LegacyHistogram:
     """Histogram of ``values`` for ``add_histogram(bins=..., max_bins=...)``.
 
     ``bins`` is ``'tensorflow'`` (tensorboardX's and torch's ``default_bins`` edges, with the
     buckets they write), a NumPy rule name, a bin count or explicit edges; every argument is
-    converted here, so a broken one is a ``TypeError`` naming the tag.
+    converted here, so a broken one is a ``TypeError`` naming the tag. A DTensor, or values
+    with a ``process_group``, give the histogram of every rank's values (:mod:`.spread`).
     """
     from .._histogram import binned_histogram
 
@@ -108,19 +129,35 @@ def tensorboardx_histogram(tag: str, values: Any, bins: Any, max_bins: Any) -> L
         bins = as_real_array(bins, tag, "bins")
         if bins.ndim == 0:
             bins = _bucket_count(tag, "bins", bins)
-    histogram = tagged(tag, binned_histogram, as_array(values, tag), bins, max_bins)
+    spread = _spread(tag, values, process_group)
+    if spread is None:
+        histogram = tagged(tag, binned_histogram, as_array(values, tag), bins, max_bins)
+    else:
+        from .._histogram.merge import tbx_plan
+
+        histogram = spread.histogram(tag, tagged(tag, tbx_plan, bins, max_bins))
     if histogram.capped:
         warn_user(f"{tag!r}: {histogram.capped}", BinCountCappedWarning)
     return histogram
 
 
-def tf1_histogram_value(tag: str, values: Any) -> tuple[bytes, NonFinite]:
+def tf1_histogram_value(
+    tag: str, values: Any, process_group: Any = None
+) -> tuple[bytes, NonFinite]:
     """Legacy value of TF1's histogram of ``values`` (``tf.compat.v1.summary.histogram``: the
-    sum computed exactly), and the non-finite values it left out."""
+    sum computed exactly; spread values: the sum of each rank's sums), and the non-finite
+    values it left out."""
     from .._histogram import tf1_histogram
 
-    array = check_numeric(as_array(values, tag), "values", tag=tag)
-    histogram = tagged(tag, tf1_histogram, array, exact_sum=True)
+    spread = _spread(tag, values, process_group)
+    if spread is None:
+        array = check_numeric(as_array(values, tag), "values", tag=tag)
+        histogram = tagged(tag, tf1_histogram, array, exact_sum=True)
+    else:
+        from .._histogram.merge import tf1_plan
+
+        check_numeric(spread.local, "values", tag=tag)
+        histogram = spread.histogram(tag, tf1_plan())
     return legacy_histogram_value(tag, histogram), histogram.nonfinite
 
 
@@ -134,14 +171,20 @@ def variable_summaries(tag: str, values: Any) -> tuple[VariableStats, bytes]:
 
 
 def tf2_histogram_value(
-    tag: str, values: Any, buckets: Any, description: str | None
+    tag: str, values: Any, buckets: Any, description: str | None, process_group: Any = None
 ) -> tuple[bytes, NonFinite]:
     """TF2 ``[k, 3]`` histogram value of ``values``; ``buckets=None`` means 30, and a negative
-    count gives no buckets, as in TensorFlow."""
+    count gives no buckets, as in TensorFlow. Spread values: as :func:`tensorboardx_histogram`."""
     from .._histogram import DEFAULT_BUCKET_COUNT, tf2_buckets
 
     count = DEFAULT_BUCKET_COUNT if buckets is None else _bucket_count(tag, "buckets", buckets)
-    counts, nonfinite = tagged(tag, tf2_buckets, as_array(values, tag), max(count, 0))
+    spread = _spread(tag, values, process_group)
+    if spread is None:
+        counts, nonfinite = tagged(tag, tf2_buckets, as_array(values, tag), max(count, 0))
+    else:
+        from .._histogram.merge import tf2_plan
+
+        counts, nonfinite = spread.histogram(tag, tf2_plan(max(count, 0)))
     md = metadata_bytes(PLUGIN_HISTOGRAMS, description=description)
     rows = np.asarray(counts, dtype=np.float64).reshape(-1, 3)
     return tensor_value(tag, tensor_bytes(rows), md), nonfinite
