@@ -34,7 +34,10 @@ from .metadata import PLUGIN_HISTOGRAMS, metadata_bytes
 from .tensor import tensor_bytes, tensor_value
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .._histogram import LegacyHistogram, NonFinite, VariableStats
+    from .._histogram.merge import Plan
     from .spread import Spread
 
 __all__ = [
@@ -107,6 +110,22 @@ def _spread(tag: str, values: Any, process_group: Any) -> Spread | None:
     return spread_values(tag, values, check_process_group(process_group, tag))
 
 
+_DEVICE_LIBRARIES = ("torch", "jax", "jaxlib", "cupy")
+
+
+def _on_device(tag: str, values: Any, plan: Callable[[], Plan]) -> Any:
+    """``plan``'s result for an array bucketed on its device (a torch tensor off the CPU, a
+    CuPy array, a JAX array on an accelerator or sharded), or None for the host cores."""
+    if type(values).__module__.partition(".")[0] not in _DEVICE_LIBRARIES:
+        return None
+    from .._histogram.device import device_library, histogram_on_device
+
+    library = device_library(values)
+    if library is None:
+        return None
+    return tagged(tag, histogram_on_device, library, values, plan())
+
+
 def tensorboardx_histogram(
     tag: str, values: Any, bins: Any, max_bins: Any, process_group: Any = None
 ) -> LegacyHistogram:
@@ -129,13 +148,20 @@ def tensorboardx_histogram(
         bins = as_real_array(bins, tag, "bins")
         if bins.ndim == 0:
             bins = _bucket_count(tag, "bins", bins)
-    spread = _spread(tag, values, process_group)
-    if spread is None:
-        histogram = tagged(tag, binned_histogram, as_array(values, tag), bins, max_bins)
-    else:
-        from .._histogram.merge import tbx_plan
+    from .._histogram.merge import MERGEABLE_RULES, tbx_plan
 
+    histogram: LegacyHistogram
+    spread = _spread(tag, values, process_group)
+    if spread is not None:
         histogram = spread.histogram(tag, tagged(tag, tbx_plan, bins, max_bins))
+    else:
+        # rules needing the quantiles of the data are computed on the host
+        host_rule = isinstance(bins, str) and bins != "tensorflow" and bins not in MERGEABLE_RULES
+        on_device = None if host_rule else _on_device(tag, values, lambda: tbx_plan(bins, max_bins))
+        if on_device is not None:
+            histogram = on_device
+        else:
+            histogram = tagged(tag, binned_histogram, as_array(values, tag), bins, max_bins)
     if histogram.capped:
         warn_user(f"{tag!r}: {histogram.capped}", BinCountCappedWarning)
     return histogram
@@ -148,16 +174,16 @@ def tf1_histogram_value(
     sum computed exactly; spread values: the sum of each rank's sums), and the non-finite
     values it left out."""
     from .._histogram import tf1_histogram
+    from .._histogram.merge import tf1_plan
 
     spread = _spread(tag, values, process_group)
-    if spread is None:
-        array = check_numeric(as_array(values, tag), "values", tag=tag)
-        histogram = tagged(tag, tf1_histogram, array, exact_sum=True)
-    else:
-        from .._histogram.merge import tf1_plan
-
-        check_numeric(spread.local, "values", tag=tag)
+    if spread is not None:
         histogram = spread.histogram(tag, tf1_plan())
+    else:
+        histogram = _on_device(tag, values, tf1_plan)
+        if histogram is None:
+            array = check_numeric(as_array(values, tag), "values", tag=tag)
+            histogram = tagged(tag, tf1_histogram, array, exact_sum=True)
     return legacy_histogram_value(tag, histogram), histogram.nonfinite
 
 
@@ -178,13 +204,17 @@ def tf2_histogram_value(
     from .._histogram import DEFAULT_BUCKET_COUNT, tf2_buckets
 
     count = DEFAULT_BUCKET_COUNT if buckets is None else _bucket_count(tag, "buckets", buckets)
-    spread = _spread(tag, values, process_group)
-    if spread is None:
-        counts, nonfinite = tagged(tag, tf2_buckets, as_array(values, tag), max(count, 0))
-    else:
-        from .._histogram.merge import tf2_plan
+    from .._histogram.merge import tf2_plan
 
+    spread = _spread(tag, values, process_group)
+    if spread is not None:
         counts, nonfinite = spread.histogram(tag, tf2_plan(max(count, 0)))
+    else:
+        on_device = _on_device(tag, values, lambda: tf2_plan(max(count, 0)))
+        if on_device is not None:
+            counts, nonfinite = on_device
+        else:
+            counts, nonfinite = tagged(tag, tf2_buckets, as_array(values, tag), max(count, 0))
     md = metadata_bytes(PLUGIN_HISTOGRAMS, description=description)
     rows = np.asarray(counts, dtype=np.float64).reshape(-1, 3)
     return tensor_value(tag, tensor_bytes(rows), md), nonfinite

@@ -49,7 +49,7 @@ _SLOT = 5  # n, min, max, zero_order, first_zero
 class Spread:
     """This rank's part of spread data, where it sits in the whole, and the group to merge in."""
 
-    local: np.ndarray
+    local: Any  # a NumPy array, or a tensor on its device
     order: Callable[[int], float]
     group: Any
     rank: int
@@ -57,10 +57,19 @@ class Spread:
     device: Any
 
     def histogram(self, tag: str, plan: Plan) -> Any:
-        """The merged result of ``plan`` over every rank's part (a collective call)."""
+        """The merged result of ``plan`` over every rank's part (a collective call); a part on
+        an accelerator is bucketed there (:mod:`npsummary._histogram.device`)."""
         from .._histogram._source import Source
+        from .._histogram.device import DeviceArray, device_library, library_context
 
-        src = tagged(tag, Source, self.local)
+        library = None if isinstance(self.local, np.ndarray) else device_library(self.local)
+        if library is not None:
+            with library_context(library):
+                part = tagged(tag, DeviceArray, library, self.local, self.order)
+                whole = self._merge_parts(tag, plan, part.work, part.part())
+                tally = self._merge_tallies(part.tally(plan, whole))
+                return plan.finish(whole, tally, part.work)
+        src = tagged(tag, Source, as_array(self.local, tag))
         scan = tagged(tag, plan.scan, src, self.order)
         whole = self._merge_parts(tag, plan, src.work, scan.part)
         tally = self._merge_tallies(plan.tally(scan, whole))
@@ -159,8 +168,7 @@ def _dtensor_part(tag: str, value: Any) -> Spread:
         )
     group = _mesh_group(dist, mesh)
     rank, size = _group_rank(dist, group)
-    local_tensor = value.to_local()
-    local = as_array(local_tensor, tag)
+    local = local_tensor = value.to_local()
     replica = any(p.is_replicate() and coordinate[d] != 0 for d, p in enumerate(placements))
     if replica:
         local = local.reshape(-1)[:0]  # a copy counted by the coordinate-0 replica
@@ -216,7 +224,7 @@ def spread_values(tag: str, values: Any, process_group: Any) -> Spread | None:
     if rank < 0:
         raise ValueError(f"{tag!r}: this rank is not a member of process_group")
     device = getattr(values, "device", None)
-    local = as_array(values, tag)
+    local = values if type(values).__module__.startswith("torch") else as_array(values, tag)
     return Spread(
         local, _RankOrder(rank), process_group, rank, size, _device(dist, process_group, device)
     )
