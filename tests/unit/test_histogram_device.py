@@ -22,6 +22,9 @@ from npsummary._histogram import device
 from npsummary._summaries import histogram as builders
 from paths import SUPPORT
 
+# torch and jax are installed by CI stage 50 (.ci/stages/50-remote.sh), which runs this marker
+pytestmark = pytest.mark.distributed
+
 _SPECIAL = [0.0, -0.0, 5e-324, 1e-310, -1e-40, 1e-45, np.inf, -np.inf, np.nan, 1.0, -2.5]
 _BINS: list[Any] = ["tensorflow", 30, "sqrt", [-1.0, 0.0, 0.5, 2.0], 1]
 

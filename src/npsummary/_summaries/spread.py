@@ -155,7 +155,6 @@ def _mesh_group(dist: Any, mesh: Any) -> Any:
 
 def _dtensor_part(tag: str, value: Any) -> Spread:
     dist = _torch("torch.distributed")
-    offsets = _torch("torch.distributed.tensor._utils").compute_local_shape_and_global_offset
     mesh = value.device_mesh
     placements = tuple(value.placements)
     coordinate = mesh.get_coordinate()
@@ -172,13 +171,32 @@ def _dtensor_part(tag: str, value: Any) -> Spread:
     replica = any(p.is_replicate() and coordinate[d] != 0 for d, p in enumerate(placements))
     if replica:
         local = local.reshape(-1)[:0]  # a copy counted by the coordinate-0 replica
-    order: Callable[[int], float]
+    order: Callable[[int], float] = _RankOrder(rank)  # strided shards, 0-d: rank order
     if all(p.is_shard() or p.is_replicate() for p in placements) and local.ndim:
-        shape, offset = offsets(value.shape, mesh, placements)
-        order = _GlobalOrder(tuple(shape), tuple(offset), tuple(value.shape))
-    else:  # strided shards (FSDP2 over tensor parallelism), 0-d: rank order breaks ties
-        order = _RankOrder(rank)
+        shape, offset = _shard_box(tuple(value.shape), mesh, placements, coordinate)
+        if shape == tuple(local_tensor.shape):
+            order = _GlobalOrder(shape, offset, tuple(value.shape))
     return Spread(local, order, group, rank, size, _device(dist, group, local_tensor.device))
+
+
+def _shard_box(
+    whole: tuple[int, ...], mesh: Any, placements: tuple[Any, ...], coordinate: Any
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """This rank's block of the whole tensor: its shape and offset, by torch's chunking rule
+    (``ceil(n / k)`` per chunk, the last ones shorter or empty), mesh dimension by mesh
+    dimension. (torch's ``compute_local_shape_and_global_offset`` allocates twice the shard
+    here; the caller checks the shape against the local tensor.)"""
+    shape, offset = list(whole), [0] * len(whole)
+    for mesh_dim, placement in enumerate(placements):
+        if not placement.is_shard():
+            continue
+        d, k, r = placement.dim, mesh.size(mesh_dim), coordinate[mesh_dim]
+        full = shape[d]
+        chunk = -(-full // k)
+        start = min(r * chunk, full)
+        shape[d] = max(0, min(full, start + chunk) - start)
+        offset[d] += start
+    return tuple(shape), tuple(offset)
 
 
 @dataclass(frozen=True)
