@@ -166,3 +166,10 @@ def test_rank_histogram_files_only_on_rank_zero(job: tuple[Path, Path]) -> None:
     logdir, _ = job
     assert sorted(p.name for p in logdir.iterdir()) == ["tbx", "tf2"]
     assert len(list((logdir / "tbx").iterdir())) == 1
+
+
+def test_rules_needing_global_quantiles_are_refused_on_every_rank(job: tuple[Path, Path]) -> None:
+    _, record = job
+    for rank in range(WORLD):
+        message = json.loads((record / f"rank_{rank}.json").read_text())["refused"]
+        assert message.startswith("'w': bins='auto' needs the quantiles"), (rank, message)

@@ -110,10 +110,16 @@ def main() -> None:
         mismatch = "no error"
     except ValueError as exc:
         mismatch = str(exc)
+    try:
+        writer.add_histogram("w", tp, STEPS, bins="auto")
+        refused = "no error"
+    except ValueError as exc:
+        refused = str(exc)
     writer.close()
     tf2_writer.close()
     record.mkdir(parents=True, exist_ok=True)
-    (record / f"rank_{rank}.json").write_text(json.dumps({"calls": calls, "mismatch": mismatch}))
+    result = {"calls": calls, "mismatch": mismatch, "refused": refused}
+    (record / f"rank_{rank}.json").write_text(json.dumps(result))
     if rank == 0:
         np.savez(record / "full.npz", **full)
         (record / "v1.json").write_text(json.dumps({k: v.hex() for k, v in v1_values.items()}))

@@ -49,10 +49,10 @@ def device_library(values: Any) -> str | None:
     module = type(values).__module__ or ""
     root = module.partition(".")[0]
     if root == "torch":
-        device = getattr(values, "device", None)
-        if device is None or not hasattr(values, "untyped_storage"):
+        kind = getattr(getattr(values, "device", None), "type", None)
+        if kind is None:
             return None
-        return "torch" if FORCE or device.type not in ("cpu", "meta") else None
+        return "torch" if FORCE or kind not in ("cpu", "meta") else None
     if root in ("jax", "jaxlib"):
         devices = getattr(values, "devices", None)
         if devices is None:

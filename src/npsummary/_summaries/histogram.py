@@ -111,6 +111,7 @@ def _spread(tag: str, values: Any, process_group: Any) -> Spread | None:
 
 
 _DEVICE_LIBRARIES = ("torch", "jax", "jaxlib", "cupy")
+_DEVICE: dict[str, Any] = {}
 
 
 def _on_device(tag: str, values: Any, plan: Callable[[], Plan]) -> Any:
@@ -118,12 +119,15 @@ def _on_device(tag: str, values: Any, plan: Callable[[], Plan]) -> Any:
     CuPy array, a JAX array on an accelerator or sharded), or None for the host cores."""
     if type(values).__module__.partition(".")[0] not in _DEVICE_LIBRARIES:
         return None
-    from .._histogram.device import device_library, histogram_on_device
+    device = _DEVICE.get("module")
+    if device is None:  # imported once: this check runs on every torch tensor's histogram
+        from .._histogram import device as imported
 
-    library = device_library(values)
+        device = _DEVICE["module"] = imported
+    library = device.device_library(values)
     if library is None:
         return None
-    return tagged(tag, histogram_on_device, library, values, plan())
+    return tagged(tag, device.histogram_on_device, library, values, plan())
 
 
 def tensorboardx_histogram(
