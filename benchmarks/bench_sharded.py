@@ -2,6 +2,9 @@
 
     python benchmarks/bench_sharded.py                 # launches torchrun twice (4 ranks each)
     python benchmarks/bench_sharded.py --size 4e6      # a smaller parameter
+    python benchmarks/bench_sharded.py --single        # one process: add_histogram of CPU
+                                                       # tensors and NumPy arrays (run it with
+                                                       # PYTHONPATH=src of two checkouts)
 
 A float32 ``DTensor`` of ``--size`` elements (default 4e7), ``Shard(0)`` over 4 ranks, built
 from each rank's own shard (no rank ever holds the whole tensor before the timing). Each mode
@@ -119,13 +122,42 @@ def _child(mode: str, size: int, repeat: int, out: Path) -> None:
     dist.destroy_process_group()
 
 
+def _single() -> None:
+    """Best of 5 rounds of ``add_histogram`` on a MemorySink: CPU torch tensors and NumPy."""
+    import numpy as np
+    import torch
+
+    import npsummary
+
+    print(npsummary.__file__)
+    writer = npsummary.SummaryWriter(npsummary.MemorySink())
+    rng = np.random.default_rng(0)
+    for n in (1000, 1_000_000):
+        x = torch.from_numpy(rng.standard_normal(n).astype(np.float32))
+        for label, values in (("torch-cpu", x), ("numpy", x.numpy())):
+            for bins in ("tensorflow", 30):
+                writer.add_histogram("h", values, 0, bins=bins)
+                reps = 2000 if n == 1000 else 30
+                rounds = []
+                for _ in range(5):
+                    start = time.perf_counter()
+                    for _ in range(reps):
+                        writer.add_histogram("h", values, 0, bins=bins)
+                    rounds.append((time.perf_counter() - start) / reps)
+                print(f"{n:>8} {label:<10} bins={bins!r:<13} {min(rounds) * 1e6:10.1f} us")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=float, default=4e7)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--child", choices=["merged", "gather"])
     parser.add_argument("--out")
+    parser.add_argument("--single", action="store_true")
     args = parser.parse_args()
+    if args.single:
+        _single()
+        return
     size = int(args.size)
     if args.child:
         _child(args.child, size, args.repeat, Path(args.out))
