@@ -180,7 +180,7 @@ class _Cupy(_Jax):
         return self.cp.asarray(a)
 
     def bincount(self, idx: Any, n: int) -> IntArray:
-        return np.asarray(self.cp.bincount(idx, minlength=n).get(), np.int64)
+        return np.array(self.cp.asnumpy(self.cp.bincount(idx, minlength=n)), np.int64)
 
 
 _OPS: dict[str, Callable[[], Any]] = {"torch": _Torch, "jax": _Jax, "cupy": _Cupy}
