@@ -229,13 +229,15 @@ def distribution(
     step: StepLike = None,
     buckets: int | None = None,
     description: str | None = None,
+    *,
+    process_group: Any = None,
 ) -> bool:
     """Write data for TensorBoard's Distributions tab.
 
     TensorBoard derives distributions from histogram data (it has no format of its own), so this
     is :func:`histogram` under the name users look for; the tag shows in both tabs.
     """
-    return histogram(name, data, step, buckets, description)
+    return histogram(name, data, step, buckets, description, process_group=process_group)
 
 
 def image(
