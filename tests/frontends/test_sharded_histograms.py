@@ -139,6 +139,7 @@ def test_replicated_and_zero_signs(job: tuple[Path, Path]) -> None:
     full = np.load(record / "full.npz")
     # Replicate counts once: num is the full tensor's size, not WORLD times it
     assert got[("replicated/default", 0)].histo.num == full["replicated@0"].size
+    assert got[("hybrid/default", 0)].histo.num == full["hybrid@0"].size  # 2-D mesh
     # the first zero of full_tensor() in C order (-0.0, on rank 1), not rank 0's +0.0
     assert np.signbit(got[("zeros/default", 0)].histo.min)
 

@@ -52,6 +52,10 @@ def main() -> None:
     zeros[0, 4], zeros[1, 0] = -0.0, 0.0
     zeros = distribute_tensor(zeros, mesh, [Shard(1)])
     replicated = distribute_tensor(torch.randn(7), mesh, [Replicate()])
+    # a 2-D mesh (replicated over its first dimension, Shard(1) over its second): merged over
+    # every rank of the mesh, each value counted once
+    mesh2 = init_device_mesh("cpu", (2, world // 2), mesh_dim_names=("dp", "tp"))
+    hybrid = distribute_tensor(torch.randn(6, 2 * world + 1), mesh2, [Replicate(), Shard(1)])
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
     sizes: list[int] = []
@@ -87,6 +91,7 @@ def main() -> None:
         params["tp"] = tp
         params["replicated"] = replicated
         params["zeros"] = zeros
+        params["hybrid"] = hybrid
         for name, p in params.items():
             for suffix, kwargs in BINS:
                 tag = f"{name}/{suffix}"
