@@ -149,3 +149,56 @@ def test_global_order_places_a_shard_in_the_whole() -> None:
     # 19 columns over 4: chunks of 5, 5, 5, 4 (torch's rule)
     assert spread._shard_box((6, 19), mesh, (rep, shard), (1, 3)) == ((6, 4), (0, 15))
     assert spread._shard_box((6, 19), mesh, (rep, shard), (0, 1)) == ((6, 5), (0, 5))
+
+
+def _cupy_array(x: np.ndarray) -> np.ndarray:
+    """``x`` as an array whose class says it is CuPy's (the builders go by the module name)."""
+    cls = type("ndarray", (np.ndarray,), {"__module__": "cupy._core.core"})
+    return x.view(cls)
+
+
+def test_builders_send_device_arrays_to_the_device(numpy_as_cupy: None) -> None:
+    from npsummary import proto
+    from npsummary._summaries import histogram as builders
+
+    x = np.random.default_rng(5).standard_normal(3000)
+    a = _cupy_array(x)
+    assert device.device_library(a) == "cupy"
+    _same_legacy(builders.tensorboardx_histogram("w", a, 30, None), H.binned_histogram(x, 30))
+    # quantile rules are computed on the host
+    got = builders.tensorboardx_histogram("w", a, "fd", None)
+    _same_legacy(got, H.binned_histogram(x, "fd"))
+    value, _ = builders.tf1_histogram_value("w", a)
+    want, _ = builders.tf1_histogram_value("w", x)
+    got_histo = proto.Summary.Value.FromString(value).histo
+    want_histo = proto.Summary.Value.FromString(want).histo
+    assert list(got_histo.bucket) == list(want_histo.bucket)
+    assert (got_histo.min, got_histo.max, got_histo.num) == (
+        want_histo.min,
+        want_histo.max,
+        want_histo.num,
+    )
+    assert (
+        builders.tf2_histogram_value("w", a, 7, None)[0]
+        == builders.tf2_histogram_value("w", x, 7, None)[0]
+    )
+
+
+def test_device_library_asks_only_the_array() -> None:
+    cuda = types.SimpleNamespace(type="cuda")
+    cpu = types.SimpleNamespace(type="cpu")
+    torch_like = type("Tensor", (), {"__module__": "torch", "device": cuda})
+    torch_cpu = type("Tensor", (), {"__module__": "torch", "device": cpu})
+    assert device.device_library(torch_like()) == "torch"
+    assert device.device_library(torch_cpu()) is None
+    assert device.device_library(type("Size", (), {"__module__": "torch"})()) is None
+    gpu = types.SimpleNamespace(platform="gpu")
+    host = types.SimpleNamespace(platform="cpu")
+
+    def jax_like(*devices: Any) -> Any:
+        return type("ArrayImpl", (), {"__module__": "jaxlib._jax", "devices": lambda s: devices})()
+
+    assert device.device_library(jax_like(gpu)) == "jax"
+    assert device.device_library(jax_like(host, host)) == "jax"  # sharded: shard by shard
+    assert device.device_library(jax_like(host)) is None
+    assert device.device_library(type("PRNGKeyArray", (), {"__module__": "jax"})()) is None
