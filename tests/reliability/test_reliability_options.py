@@ -232,7 +232,7 @@ VALID_CALLS: dict[str, Call] = {
     ),
     "SummaryWriter.add_histogram": _w(
         "add_histogram", tag=TAG, values=_RAMP, global_step=1, bins="tensorflow", walltime=1.0,
-        max_bins=None, nonfinite="warn",
+        max_bins=None, nonfinite="warn", process_group=None,
     ),
     "SummaryWriter.add_histogram_raw": _w(
         "add_histogram_raw", tag=TAG, min=0.0, max=2.0, num=8, sum=7.0, sum_squares=9.0,
@@ -241,7 +241,7 @@ VALID_CALLS: dict[str, Call] = {
     ),
     "SummaryWriter.add_distribution": _w(
         "add_distribution", tag=TAG, values=_RAMP, global_step=1, walltime=1.0, buckets=5,
-        description="about", nonfinite="warn",
+        description="about", nonfinite="warn", process_group=None,
     ),
     "SummaryWriter.add_variable_summaries": _w(
         "add_variable_summaries", tag=TAG, values=_RAMP, global_step=1, walltime=1.0,
@@ -341,9 +341,9 @@ VALID_CALLS: dict[str, Call] = {
     "npsummary.scalar": _f(npsummary.scalar, "name", "tf2", name=TAG, data=1.0, step=1,
                            description="about"),
     "npsummary.histogram": _f(npsummary.histogram, "name", "tf2", name=TAG, data=_RAMP, step=1,
-                              buckets=5, description="about"),
+                              buckets=5, description="about", process_group=None),
     "npsummary.distribution": _f(npsummary.distribution, "name", "tf2", name=TAG, data=_RAMP,
-                                 step=1, buckets=5, description="about"),
+                                 step=1, buckets=5, description="about", process_group=None),
     "npsummary.image": _f(npsummary.image, "name", "tf2", name=TAG, data=_NHWC, step=1,
                           max_outputs=2, description="about"),
     "npsummary.audio": _f(npsummary.audio, "name", "tf2", name=TAG,
@@ -395,7 +395,7 @@ VALID_CALLS: dict[str, Call] = {
     "v1.scalar": _f(v1.scalar, "name", "v1", name=TAG, tensor=1.0, collections=None,
                     family="fam"),
     "v1.histogram": _f(v1.histogram, "name", "v1", name=TAG, values=_RAMP, collections=None,
-                       family="fam"),
+                       family="fam", process_group=None),
     "v1.image": _f(v1.image, "name", "v1", name=TAG, tensor=_NHWC, max_outputs=2,
                    collections=None, family="fam"),
     "v1.audio": _f(v1.audio, "name", "v1", name=TAG, tensor=np.zeros((1, 16), np.float32),

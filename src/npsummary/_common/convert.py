@@ -38,8 +38,10 @@ __all__ = [
     "check_flag",
     "check_int",
     "check_numeric",
+    "check_process_group",
     "check_tag",
     "check_text",
+    "is_dtensor",
     "is_numeric",
     "real_dtype",
     "scalar_dict",
@@ -231,6 +233,32 @@ def as_array(value: Any, tag: str, name: str | None = None) -> np.ndarray:
         raise TypeError(
             f"{subject}: cannot convert {_describe(value)} to a NumPy array: {exc}"
         ) from exc
+
+
+def _defined_in(value: Any, package: str, names: tuple[str, ...]) -> bool:
+    """Whether ``value``'s class, or a base, is one of ``names`` from ``package`` (by module
+    name: the library is never imported to ask)."""
+    for klass in type(value).__mro__:
+        module = getattr(klass, "__module__", "") or ""
+        if klass.__name__ in names and (module == package or module.startswith(package + ".")):
+            return True
+    return False
+
+
+def is_dtensor(value: Any) -> bool:
+    """Whether ``value`` is a ``torch.distributed.tensor.DTensor`` (sharded over processes)."""
+    return _defined_in(value, "torch.distributed", ("DTensor",))
+
+
+def check_process_group(value: Any, tag: str) -> Any:
+    """``process_group=``: None, or a ``torch.distributed`` process group (``ProcessGroup``,
+    ``dist.group.WORLD``, ``new_group(...)``); else a ``TypeError`` naming ``tag``."""
+    if value is None or _defined_in(value, "torch", ("ProcessGroup",)):
+        return value
+    raise TypeError(
+        f"{tag!r}: process_group must be a torch.distributed ProcessGroup (dist.group.WORLD, "
+        f"dist.new_group(...)) or None, got {_describe(value)}"
+    )
 
 
 def as_real_array(value: Any, tag: str, name: str) -> np.ndarray:

@@ -97,6 +97,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         max_bins: int | None = None,
         *,
         nonfinite: NonFinitePolicy = "warn",
+        process_group: Any = None,
     ) -> None:
         """Log a histogram of ``values`` (any shape, any real dtype).
 
@@ -114,6 +115,12 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
           max_bins: group adjacent bins to at most this many, as tensorboardX does.
           nonfinite: NaN and ±Inf are left out; ``'warn'`` (once per tag), ``'raise'`` or
             ``'ignore'``.
+          process_group: a ``torch.distributed`` process group: log the histogram of the
+            values of every rank of the group (each rank passes its own). A ``DTensor`` is
+            merged over its own mesh without it. Both are collective calls: every rank of the
+            group makes them, in the same order, whether its writer writes or not (see
+            docs/guide/sharded-histograms.md). Rules needing global quantiles (``'auto'``,
+            ``'fd'``, ``'doane'``, ``'scott'``, ``'stone'``) are refused there.
 
         Raises:
           TypeError, ValueError: bad input (or non-finite data under ``'raise'``), naming the
@@ -124,7 +131,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
-        histogram = tensorboardx_histogram(tag, values, bins, max_bins)
+        histogram = tensorboardx_histogram(tag, values, bins, max_bins, process_group)
         writer = self._get_writer()
         writer.check_nonfinite(tag, histogram.nonfinite, policy)
         writer.write_values([legacy_histogram_value(tag, histogram)], step, wall)
@@ -173,6 +180,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         *,
         description: str | None = None,
         nonfinite: NonFinitePolicy = "warn",
+        process_group: Any = None,
     ) -> None:
         """Log ``values`` for TensorBoard's Distributions tab.
 
@@ -186,7 +194,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
           global_step, walltime: as :meth:`add_scalar`.
           buckets: equal-width buckets (default 30).
           description: Markdown shown in TensorBoard.
-          nonfinite: as :meth:`add_histogram`.
+          nonfinite, process_group: as :meth:`add_histogram`.
 
         Raises:
           TypeError, ValueError: bad input, naming the tag.
@@ -197,7 +205,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
         note = check_text(description, "description", tag=tag)
-        value, counts = tf2_histogram_value(tag, values, buckets, note)
+        value, counts = tf2_histogram_value(tag, values, buckets, note, process_group)
         writer = self._get_writer()
         writer.check_nonfinite(tag, counts, policy)
         writer.write_values([value], step, wall)
