@@ -145,6 +145,10 @@ def _fake_rank(source: str, monkeypatch: pytest.MonkeyPatch) -> None:
             jax = types.ModuleType("jax")
             monkeypatch.setitem(sys.modules, "jax", jax)
         monkeypatch.setattr(jax, "process_index", lambda: 1, raising=False)
+        # npsummary asks only a JAX whose backends run (asking starts them)
+        bridge = types.ModuleType("jax._src.xla_bridge")
+        bridge.backends_are_initialized = lambda: True  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, "jax._src.xla_bridge", bridge)
     else:
         monkeypatch.setenv(source, "1")
 

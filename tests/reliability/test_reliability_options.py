@@ -490,6 +490,7 @@ NOT_FUZZED_HERE: dict[str, str] = {
     "FileWriter.get_logdir": "no arguments",
     "FileWriter.reopen": "no arguments",
     "npsummary.create_noop_writer": "no arguments",
+    "reader.to_dask": "needs dask and a cluster: tests/reader/test_dask.py checks its options",
     "npsummary.should_record_summaries": "no arguments",
     "npsummary.trace_off": "no arguments",
     "npsummary.patch": "no arguments",

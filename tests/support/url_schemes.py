@@ -97,7 +97,6 @@ def logdir_in(scheme: str, base: Path, name: str = "run") -> Iterator[Logdir]:
     elif scheme == "s3":
         from fakes3 import FakeS3
         from npsummary._sinks import boto_s3, location
-        from npsummary.reader import _s3boto
 
         store = FakeS3(BUCKET)
         prefix = f"{unique}/{name}/"
@@ -107,8 +106,7 @@ def logdir_in(scheme: str, base: Path, name: str = "run") -> Iterator[Logdir]:
             return {k[len(prefix) :]: v for k, v in objects.items() if k.startswith(prefix)}
 
         with (
-            _patched(boto_s3, "connect", lambda: store),
-            _patched(_s3boto, "connect", lambda: store),
+            _patched(boto_s3, "connect", lambda pool=None: store),  # the writer's and reader's
             _patched(location, "_importable", lambda module: module == "boto3"),
         ):
             yield Logdir(f"s3://{BUCKET}/{unique}/{name}", s3_files)
