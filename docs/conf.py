@@ -54,7 +54,7 @@ include_patterns = [
 exclude_patterns = ["docs/_build/**", "**/.venv*/**"]
 templates_path: list[str] = []
 html_static_path: list[str] = []
-html_theme = "alabaster"
+html_theme = "furo"
 html_title = f"npsummary {release}"
 
 # Every cross-reference must resolve (sphinx-build -n); a name that cannot is a docs bug.

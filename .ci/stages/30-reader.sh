@@ -2,7 +2,8 @@
 # npsummary.reader and the npsummary command on the oldest supported Python (3.10) and protobuf
 # (3.20.3, forced to its pure-Python backend), without TensorBoard installed: framing, corruption and torn
 # tails, fuzzing with its memory bound, golden files from TF2/TF1/tensorboardX/torch against what
-# each program logged, PNG/WAV decoding, pandas/Arrow/Parquet tables, and the CLI as a subprocess.
+# each program logged, PNG/WAV decoding, pandas/Arrow/Parquet tables, Dask (to_dask on a LocalCluster
+# of two worker processes), and the CLI as a subprocess.
 # The comparisons with TensorBoard's own reader and the demo check need tensorboard; they run in
 # the main suite and skip here. The unit tests run here too, as in every cell.
 set -euo pipefail
@@ -14,7 +15,8 @@ PY=/root/.pyenv/versions/3.10.13/bin/python3
 # shellcheck disable=SC1091
 . .venv-reader/bin/activate
 python -m pip install --quiet --upgrade pip
-pip install --quiet 'protobuf==3.20.3' numpy 'crc32c>=2.4' pytest hypothesis Pillow pandas pyarrow
+pip install --quiet 'protobuf==3.20.3' numpy 'crc32c>=2.4' pytest hypothesis Pillow pandas pyarrow \
+    'dask[dataframe]' distributed
 pip install --quiet --no-deps -e .
 export PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python
 python - <<'PY'
@@ -27,4 +29,7 @@ assert google.protobuf.__version__ == "3.20.3"
 assert api_implementation.Type() == "python"
 PY
 cell "reader python3.10 protobuf 3.20.3 (python backend)" python -m pytest -q -p no:cacheprovider \
-    -m "not remote" tests/reader tests/unit
+    -m "not remote and not dask" tests/reader tests/unit
+python -c "import dask.dataframe, distributed"  # the dask tests below must run, not skip
+cell "reader to_dask on a LocalCluster of two worker processes" python -m pytest -q \
+    -p no:cacheprovider -m dask tests/reader

@@ -13,18 +13,22 @@ python3 -m venv .venv-remote
 . .venv-remote/bin/activate
 python -m pip install --quiet --upgrade pip
 pip install --quiet 'torch==2.13.0'
+# jax for the device-path histograms of sharded jax.Arrays (issue 31), on 4 forced host devices
+pip install --quiet jax jaxlib
 pip install --quiet -e '.[test,remote]' s3fs 'moto[server]' boto3
 python - <<'PY'
 import importlib
-for name in ("torch", "s3fs", "moto", "boto3", "fsspec"):
+for name in ("torch", "jax", "s3fs", "moto", "boto3", "fsspec"):
     module = importlib.import_module(name)
     print(name, getattr(module, "__version__", "?"))
 PY
 echo "stage 50-remote: installed in $((SECONDS - START)) s"
 # Tests marked `remote` (URL logdirs: writers, reader, CLI, the docs' S3 examples) and
-# `distributed` (ranks, torchrun, multiprocessing, the docs' torchrun example), wherever they live.
+# `distributed` (ranks, torchrun, multiprocessing, the docs' torchrun example; DTensor and
+# process_group histograms under torchrun, device-path histograms of torch and JAX arrays),
+# wherever they live.
 cell "remote (memory://, S3 on moto, faults)" python -m pytest -q -p no:cacheprovider -m remote tests
-cell "distributed (ranks, torchrun DDP gloo, multiprocessing, ranks on S3)" python -m pytest -q \
+cell "distributed (ranks, torchrun DDP gloo, FSDP2/DTensor histograms, multiprocessing, ranks on S3)" python -m pytest -q \
     -p no:cacheprovider -m distributed tests
 deactivate
 # s3:// with boto3 alone (issue 21): a tensorboardX user's environment, boto3 without s3fs, and

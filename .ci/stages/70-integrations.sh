@@ -38,6 +38,9 @@ else:
 PY
 echo "stage 70: venv ready in $((SECONDS - START)) s"
 export KERAS_BACKEND=jax JAX_PLATFORMS=cpu
+# tests/docs: the programs of docs/integrations.md, run as written, and the signatures written by
+# hand on docs/api/integrations.rst, compared with the real ones.
 cell "integrations (Keras 3 on JAX+torch, Flax, CLU, Optuna, hp API; no TF)" \
-    python -m pytest -q -p no:cacheprovider -rs -m tf_free tests/integration
+    python -m pytest -q -p no:cacheprovider -rs -m tf_free tests/integration \
+    tests/docs/test_code_blocks.py tests/docs/test_api_reference.py
 echo "stage: 70-integrations done in $((SECONDS - START)) s"

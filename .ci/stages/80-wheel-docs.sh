@@ -30,7 +30,10 @@ wheel_venv() {
     mkdir "$OUT/run"
     (
         cd "$OUT/run"
-        "$venv/bin/npsummary" demo runs/demo >/dev/null
+        PATH="$venv/bin:/usr/bin:/bin" "$venv/bin/npsummary" demo runs/demo >"$OUT/demo.txt"
+        # No TensorBoard in this venv: the demo's last lines must say how to get it (issue 33).
+        grep -q "pip install tensorboard" "$OUT/demo.txt" ||
+            { cat "$OUT/demo.txt"; echo "demo: no install line for the viewer"; exit 1; }
         "$venv/bin/python" - "$wheel" "$ROOT/docs/_ext/public_api.py" <<'PY'
 import importlib, pathlib, runpy, subprocess, sys
 wheel, public_api = sys.argv[1], sys.argv[2]
@@ -63,6 +66,8 @@ docs() {
     local t=$SECONDS
     .venv-docs/bin/sphinx-build -W --keep-going -n -q -c docs . docs/_build/html
     echo "$((SECONDS - t))" >"$OUT/docs_seconds"
+    # The crawl: no broken link, no empty API entry, no hidden or private signature.
+    .venv-docs/bin/python scripts/check_site.py docs/_build/html | tee "$OUT/crawl.txt"
 }
 
 ROOT=$PWD
@@ -71,7 +76,8 @@ stage() {
     wheel_venv
     docs
     echo "sdist + wheel built and twine-checked; the wheel installed, npsummary demo run and" \
-        "every public module imported; site built with -W -n in $(cat "$OUT/docs_seconds") s;" \
+        "every public module imported; site built with -W -n in $(cat "$OUT/docs_seconds") s," \
+        "crawled: $(tail -1 "$OUT/crawl.txt");" \
         "stage $((SECONDS - START)) s"
 }
 cell "80-wheel-docs" stage

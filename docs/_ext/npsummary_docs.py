@@ -6,23 +6,35 @@ optional pages contributed by other parts of the tree.
   cannot drift from the CLI.
 * Type hints name the module where an object is defined (``npsummary._sink.EventSink``); the
   ``missing-reference`` handler resolves such a name to the public name that documents the same
-  object (``npsummary.EventSink``), so moving private modules never breaks the docs.
+  object (``npsummary.EventSink``), so moving private modules never breaks the docs. A private
+  name with no public one, in a signature, is a warning (an error under ``-W``): users cannot
+  name it.
+* Signatures are the real ones: a class whose ``__new__`` takes ``(*args, **kwargs)`` (rank
+  gating) shows ``inspect.signature``'s, a ``Protocol`` shows none, and a default that names a
+  module constant shows its value. A constant's entry never shows its type's docstring
+  (``str``'s for ``__version__``).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.metadata
+import inspect
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from docutils.parsers.rst import Directive
 from public_api import PUBLIC_MODULES
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
+from sphinx.util.inspect import signature as sphinx_signature
+from sphinx.util.inspect import stringify_signature
 from sphinx.util.nodes import make_refnode
 
 
@@ -114,15 +126,18 @@ def _resolve_private(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
 _PUBLIC: dict[str, str] = {}
 
 
-#: Argument-type aliases of the signatures (``_types.py``), described on ``api/types.md``.
+#: Argument-type aliases of the signatures (``_types.py``) and the private types they name that
+#: users need not import (a Protocol argument, a returned object), described on ``api/types.md``.
 TYPE_ALIASES = {
     "ArrayLike",
     "DataFormats",
     "KernelLayout",
+    "LegacyLike",
     "LogTarget",
     "NonFinitePolicy",
     "NormalizeMode",
     "Ranks",
+    "RunFileWriter",
     "ScalarLike",
     "StepLike",
 }
@@ -143,8 +158,102 @@ def _alias_or_private(app: Sphinx, env: Any, node: Any, contnode: Any, target: s
     parts = target.split(".")
     if parts[0] == "npsummary" and any(p.startswith("_") and p != "__version__" for p in parts):
         PRIVATE_AS_TEXT.add(target)
+        signature = node.parent
+        while signature is not None and not isinstance(signature, addnodes.desc_signature):
+            signature = signature.parent
+        if signature is not None:
+            logging.getLogger(__name__).warning(
+                f"private type {target} in the public signature of "
+                f"{signature.get('fullname', '?')}: users cannot name it",
+                location=node,
+            )
         return contnode
     return None
+
+
+#: Classes users get from a factory, never construct: no constructor signature (it takes
+#: private objects).
+MADE_BY_FACTORY = {"npsummary.SummaryFileWriter": "npsummary.create_file_writer"}
+
+_VARARGS = re.compile(r"^\(\*args(: ~?(typing\.)?Any)?, \*\*kwargs(: ~?(typing\.)?Any)?\)$")
+
+
+def _real_signature(
+    app: Sphinx,
+    what: str,
+    name: str,
+    obj: Any,
+    options: Any,
+    signature: str | None,
+    ret: str | None,
+) -> tuple[str | None, str | None] | None:
+    """The signature a user calls, where autodoc's is not it; constants' names by their values."""
+    if what == "class" and name in MADE_BY_FACTORY:
+        return "", None
+    if what == "class" and signature and _VARARGS.match(signature):
+        if getattr(obj, "_is_protocol", False):
+            return "", None  # a Protocol is implemented, not called
+        # __new__ only forwards (rank gating): __init__ is what users call, read as autodoc
+        # reads one (annotations evaluated where they can be, kept as written where not).
+        real = sphinx_signature(
+            obj.__init__, bound_method=True, type_aliases=app.config.autodoc_type_aliases
+        )
+        text = stringify_signature(
+            real,
+            show_return_annotation=False,
+            unqualified_typehints=app.config.autodoc_typehints_format == "short",
+        )
+        if text != signature:
+            return text, ret
+    if signature and what in ("class", "function", "method", "exception"):
+        shown = _factories_by_call(obj, _constants_by_value(obj, signature))
+        if shown != signature:
+            return shown, ret
+    return None
+
+
+_CONSTANT_DEFAULT = re.compile(r"(?:(?<== )|(?<==))[A-Z][A-Z0-9_]+\b(?=\s*[,)])")
+
+
+def _constants_by_value(obj: Any, signature: str) -> str:
+    """``flush_secs=DEFAULT_FLUSH_SECS`` -> ``flush_secs=2.0``: the value of each default that
+    names an upper-case constant of the module the callable is defined in."""
+    target = obj.__init__ if inspect.isclass(obj) else obj
+    module = inspect.getmodule(target)
+
+    def value(match: re.Match[str]) -> str:
+        name = match[0]
+        if module is None or not hasattr(module, name):
+            return name
+        constant = getattr(module, name)
+        if isinstance(constant, (int, float, str, bytes, bool)) or constant is None:
+            return repr(constant)
+        return name
+
+    return _CONSTANT_DEFAULT.sub(value, signature)
+
+
+def _factories_by_call(obj: Any, signature: str) -> str:
+    """A dataclass field's ``= <factory>`` (which the signature parser cannot read, so the whole
+    signature would be shown as plain text) as the call that makes it: ``= list()``."""
+    if "<factory>" not in signature or not dataclasses.is_dataclass(obj):
+        return signature
+    for f in dataclasses.fields(obj):
+        factory = f.default_factory
+        if factory is not dataclasses.MISSING:
+            call = f"{getattr(factory, '__name__', 'factory')}()"
+            signature = re.sub(rf"(\b{f.name}: [^=]*= )<factory>", rf"\g<1>{call}", signature)
+    return signature
+
+
+def _no_type_docstring(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """A constant (``__version__``) has no docstring of its own: ``str.__doc__`` is not one."""
+    if what in ("data", "attribute") and lines:
+        doc = getattr(type(obj), "__doc__", None)
+        if isinstance(doc, str) and inspect.cleandoc(doc).splitlines()[:1] == lines[:1]:
+            lines.clear()
 
 
 def _on_config(app: Sphinx, config: Any) -> None:
@@ -170,6 +279,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("npsummary-cli", CliDirective)
     app.connect("config-inited", _on_config)
     app.connect("missing-reference", _resolve_private)
+    app.connect("autodoc-process-signature", _real_signature)
+    app.connect("autodoc-process-docstring", _no_type_docstring)
     app.connect("build-finished", _root_redirect)
     app.connect("build-finished", _report_private)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

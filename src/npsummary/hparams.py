@@ -27,6 +27,10 @@ Semantics follow ``tensorboard/plugins/hparams/summary_v2.py`` (TensorBoard 2.21
 * :class:`~npsummary.integrations.keras.KerasCallback` (Keras 3, imported when first used;
   also ``hp.KerasCallback``) writes the session start when
   training begins and a ``_hparams_/session_end_info`` (status SUCCESS) when it ends.
+* No rank rule of its own: :func:`hparams` and :func:`hparams_config` write through the default
+  writer the caller made (``npsummary.create_file_writer`` writes on rank 0 only unless told
+  otherwise); ``KerasCallback`` given a logdir creates a writer on every process, as
+  TensorBoard's does with ``tf.summary.create_file_writer``.
 """
 
 from __future__ import annotations
@@ -454,7 +458,8 @@ def _keras_callback_class() -> Any:
             if writer is None:
                 raise TypeError("writer must be a `SummaryWriter` or `str`, not None")
             if isinstance(writer, (str, os.PathLike)):
-                writer = create_file_writer(writer)
+                # Every process, as TensorBoard's callback (no rank rule; module docstring).
+                writer = create_file_writer(writer, rank=0)
             self._writer: Any = writer
 
         def _get_writer(self) -> Any:

@@ -76,3 +76,75 @@ def test_submodules_in_all_have_their_own_page() -> None:
     for name in SUBMODULES:
         assert f"npsummary.{name}" in PUBLIC_MODULES
         assert name in npsummary.__all__
+
+
+def _hand_written(page: str) -> list[tuple[str, str, str]]:
+    """``(module, name, parameters)`` of each ``py:class``/``py:function`` written with its
+    signature on a page (the integrations', whose frameworks the docs build does not install)."""
+    found, module = [], ""
+    for line in (ROOT / "docs" / page).read_text(encoding="utf-8").splitlines():
+        if m := re.match(r"\.\. py:module:: (\S+)", line):
+            module = m[1]
+        elif m := re.match(r"\.\. py:(?:class|function):: (\w+)(\(.*\))$", line):
+            found.append((module, m[1], m[2]))
+    return found
+
+
+REQUIRED = "<required>"
+
+
+def _default(node: ast.expr | None) -> object:
+    return REQUIRED if node is None else ast.literal_eval(node)
+
+
+def _shape(parameters: str) -> list[tuple[str, str, object]]:
+    """Names, kinds and defaults of a parameter list, annotations left out."""
+    tree = ast.parse(f"def f{parameters}: pass").body[0]
+    assert isinstance(tree, ast.FunctionDef)
+    args = tree.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    shape = [(a.arg, "positional", _default(d)) for a, d in zip(positional, defaults, strict=True)]
+    if args.vararg:
+        shape.append((args.vararg.arg, "*", REQUIRED))
+    shape += [
+        (a.arg, "keyword", _default(d))
+        for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    ]
+    if args.kwarg:
+        shape.append((args.kwarg.arg, "**", REQUIRED))
+    return shape
+
+
+@pytest.mark.tf_free
+@pytest.mark.parametrize(
+    ("module_name", "name", "parameters"),
+    _hand_written("api/integrations.rst"),
+    ids=lambda v: str(v)[:40],
+)
+def test_hand_written_signatures_are_the_real_ones(
+    module_name: str, name: str, parameters: str
+) -> None:
+    """The signatures written by hand on api/integrations.rst are inspect.signature's, where
+    the framework is installed (CI stage 70)."""
+    import inspect
+
+    try:
+        obj = getattr(importlib.import_module(module_name), name)
+    except ImportError as exc:
+        pytest.skip(f"{module_name}.{name} needs its framework (CI stage 70): {exc}")
+    real = inspect.signature(obj)
+    kinds = {
+        inspect.Parameter.VAR_POSITIONAL: "*",
+        inspect.Parameter.VAR_KEYWORD: "**",
+        inspect.Parameter.KEYWORD_ONLY: "keyword",
+    }
+    expected = [
+        (
+            p.name,
+            kinds.get(p.kind, "positional"),
+            REQUIRED if p.default is inspect.Parameter.empty else p.default,
+        )
+        for p in real.parameters.values()
+    ]
+    assert _shape(parameters) == expected, f"{module_name}.{name}: the page says {parameters}"

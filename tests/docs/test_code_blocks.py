@@ -1,15 +1,20 @@
-"""Every code block of the README, the user guide and MIGRATION.md runs, as written.
+"""Every code block of the README and of every page under docs/ runs, as written.
 
 The blocks of one page run in document order as one session (Python blocks share one namespace;
-shell blocks run their ``npsummary`` and ``python examples/...`` commands), in an empty
-directory holding a link to the repository's ``examples/``, as docs/guide/index.md tells the
-reader. A block is preceded by a marker when it needs more than this directory:
+shell blocks run their ``npsummary`` and ``python examples/...`` commands), where the page says
+to start, as docs/guide/index.md tells the reader: an empty directory, or, on a page that says
+``<!-- docs-test: start=clone -->`` (and tells its reader to start from the root of a clone),
+a directory holding what the clone's root gives its commands (a copy of ``examples/``).
+A block is preceded by a marker when it needs more than this directory:
 
 * ``<!-- docs-test: s3 — reason -->``: runs on its own against a local S3 server (moto) holding
   the bucket ``my-bucket``, where moto and s3fs (or moto and boto3, then through boto3 alone)
   are installed (.ci/stages/50-remote.sh);
 * ``<!-- docs-test: torchrun — reason -->``: a script whose first line says
   ``run with: torchrun ...``; saved under that name and run so, where torch is installed;
+* ``<!-- docs-test: needs keras, jax — reason -->``: a complete program that needs the
+  frameworks named: run on its own in a fresh interpreter, in an empty directory, where they are
+  installed (marker ``tf_free``: .ci/stages/70-integrations.sh, a venv without TensorFlow);
 * ``<!-- docs-test: skip — reason -->``: not run (it installs packages or starts a server); the
   reason names the test or CI stage that covers it instead.
 """
@@ -19,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -28,16 +34,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted(
-    [
-        ROOT / "README.md",
-        ROOT / "docs" / "MIGRATION.md",
-        ROOT / "docs" / "integrations.md",
-        *(ROOT / "docs" / "guide").glob("*.md"),
-    ]
+    [ROOT / "README.md", *(p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts)]
 )
 MARKER = re.compile(
-    r"<!--\s*docs-test:\s*(?P<kind>skip|s3|torchrun)\s*[—-]+\s*(?P<reason>.+?)\s*-->"
+    r"<!--\s*docs-test:\s*(?P<kind>skip|s3|torchrun|needs(?P<needs>(?:\s+[\w.]+,?)+))\s*[—-]+"
+    r"\s*(?P<reason>.+?)\s*-->"
 )
+START_IN_CLONE = "<!-- docs-test: start=clone -->"
 S3_BUCKET = "my-bucket"
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)(?P<info>[^`]*)$")
 PYTHON = {"python", "py", "python3"}
@@ -50,8 +53,9 @@ class Block:
     line: int  # 1-based line of the opening fence
     language: str
     code: str
-    marker: str | None  # skip, s3 or torchrun: the block does not run in its page's session
+    marker: str | None  # skip, s3, torchrun or needs: the block does not run in its session
     reason: str | None
+    needs: tuple[str, ...] = ()  # the modules a "needs" block imports
 
 
 def blocks(page: Path) -> list[Block]:
@@ -76,7 +80,10 @@ def blocks(page: Path) -> list[Block]:
         marker = MARKER.search(previous)
         code = "\n".join(body) + "\n"
         kind, reason = (marker["kind"], marker["reason"]) if marker else (None, None)
-        found.append(Block(page, start + 1, language, code, kind, reason))
+        needs = tuple(re.findall(r"[\w.]+", marker["needs"] or "")) if marker else ()
+        if needs:
+            kind = "needs"
+        found.append(Block(page, start + 1, language, code, kind, reason, needs))
         i += 1
     return found
 
@@ -116,7 +123,8 @@ def _code_pages() -> list[Path]:
 
 @pytest.mark.parametrize("page", _code_pages(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_page_runs_as_written(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    if START_IN_CLONE in page.read_text(encoding="utf-8"):
+        shutil.copytree(ROOT / "examples", tmp_path / "examples")
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
     ran = 0
@@ -194,3 +202,28 @@ def test_every_code_block_has_a_language() -> None:
             continue
         for block in blocks(page):
             assert block.language in known, f"{page.name}:{block.line}: fence {block.language!r}"
+
+
+@pytest.mark.tf_free
+@pytest.mark.parametrize("block", _marked("needs"), ids=_block_id)
+def test_program_runs_where_its_frameworks_are(block: Block, tmp_path: Path) -> None:
+    for module in block.needs:
+        pytest.importorskip(module, reason=f"{_block_id(block)} needs {module} (CI stage 70)")
+    script = tmp_path / "program.py"
+    script.write_text(block.code, encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, script.name], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, f"{_block_id(block)}\n{result.stderr[-4000:]}"
+
+
+def test_a_page_starts_where_it_says() -> None:
+    """A page whose commands need the clone says so to its reader and to this test."""
+    for page in _code_pages():
+        text = page.read_text(encoding="utf-8")
+        uses_clone = any(
+            "examples/" in b.code for b in blocks(page) if _runnable(b) and b.language in SHELL
+        )
+        assert uses_clone == (START_IN_CLONE in text), page.name
+        if uses_clone:
+            assert "root of a clone" in text, f"{page.name}: tell the reader where to start"

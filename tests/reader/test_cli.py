@@ -48,6 +48,18 @@ def test_help_has_examples(command: list[str]) -> None:
     assert result.returncode == 0 and "examples:" in result.stdout
 
 
+@pytest.mark.parametrize("command", [[], ["inspect"], ["export"], ["demo"]])
+def test_help_prints_no_control_character(command: list[str]) -> None:
+    """The help promising that control characters are escaped held a real ESC and a right-to-left
+    override (issue 29, item 9: a non-raw string)."""
+    import unicodedata
+
+    text = _run(*command, "--help").stdout
+    bad = {c for c in text if c != "\n" and unicodedata.category(c) in ("Cc", "Cf")}
+    assert not bad, sorted(map(hex, map(ord, bad)))
+    assert not text.startswith("\\")
+
+
 def test_usage_errors_exit_2() -> None:
     assert _run().returncode == 2
     assert _run("frobnicate").returncode == 2
@@ -79,7 +91,7 @@ def test_inspect_reports_corruption(tmp_path: Path) -> None:
     (tmp_path / "events.out.tfevents.1").write_bytes(b"".join(records)[:-3])
     result = _run("inspect", tmp_path)
     assert result.returncode == 0
-    assert "1 corrupt records" in result.stdout and "1 torn tails" in result.stdout
+    assert "1 corrupt record (" in result.stdout and "1 torn tail (" in result.stdout
     info = json.loads(_run("inspect", tmp_path, "--json").stdout)
     assert (info["corrupt_records"], info["torn_tails"]) == (1, 1)
     assert info["runs"]["."]["scalars"]["x"]["count"] == 2
@@ -166,3 +178,24 @@ def test_console_script() -> None:
         pytest.skip("the npsummary console script is not installed in this environment")
     result = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stdout.startswith("npsummary ")
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_export_writes_complex_tensors_as_real_imag_pairs(tmp_path: Path, fmt: str) -> None:
+    """A complex tensor ended JSON and CSV exports with a traceback (issue 29, item 7); each
+    complex number is now the documented pair [real, imag], non-finite parts as in JSON cells."""
+    import npsummary
+
+    logdir = tmp_path / "logs"
+    with npsummary.create_file_writer(str(logdir)).as_default(step=0):
+        npsummary.write("c", np.array([1 + 2j, 3 - 1j, complex("nan+infj")]), step=0)
+    out = tmp_path / "out"
+    result = _run("export", logdir, "--format", fmt, "--kind", "tensors", "--out", out)
+    assert result.returncode == 0, result.stderr
+    text = (out / f"tensors.{fmt}").read_text()
+    value = (
+        json.loads(text)[0]["value"]
+        if fmt == "json"
+        else json.loads(next(iter(csv.DictReader(io.StringIO(text))))["value"])
+    )
+    assert value == [[1.0, 2.0], [3.0, -1.0], ["NaN", "Infinity"]]

@@ -81,11 +81,11 @@ def test_a_failed_export_leaves_the_previous_file_intact(
     out.mkdir()
     (out / "scalars.csv").write_text("previous\n")
 
-    def fail_midway(fmt: str, rows: list[dict[str, Any]], stream: Any) -> None:
-        stream.write("run,tag\n")
+    def fail_midway(self: Any, cols: dict[str, Any]) -> None:
+        self.stream.write("run,tag\n")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_export, "_write_text", fail_midway)
+    monkeypatch.setattr(_export._TextWriter, "write", fail_midway)
     status, _, err = _cli(capsys, "export", logdir, "--format", "csv", "--out", out)
     assert status == 1 and "No space left" in err
     assert (out / "scalars.csv").read_text() == "previous\n"
@@ -147,7 +147,7 @@ def test_error_lines_escape_text_from_files(
     status, _, err = _cli(capsys, "inspect", tmp_path, "--strict")
     assert status == 1 and "\\x1b]0;pwned" in err and "\x1b" not in err
     status, _, err = _cli(capsys, "export", tmp_path, "--kind", "hparams", "--format", "csv")
-    assert status == 1 and "1 undecodable values" in err and "\x1b" not in err
+    assert status == 1 and "1 undecodable value\n" in err and "\x1b" not in err
     assert "\\x1b]0;pwned" in err and "no hparams in 1 run" in err
 
 
@@ -254,6 +254,7 @@ def test_a_file_that_is_not_an_event_file_is_an_error(
     assert status == 1 and "is not an event file" in err
     status, _, err = _cli(capsys, "export", notes, "--format", "csv", "--out", "-")
     assert status == 1 and "is not an event file" in err
+    assert len(err.splitlines()) == 1, err  # one line, as docs/CLI.md says: no skipped list
     (tmp_path / "empty").mkdir()
     status, _, err = _cli(capsys, "inspect", tmp_path / "empty")
     assert status == 1 and "no event files" in err
@@ -267,13 +268,13 @@ def test_skipped_records_are_reported_and_fail_under_strict(
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
     status, _, err = _cli(capsys, "export", tmp_path, "--format", "csv", "--out", tmp_path / "o")
-    assert status == 0 and "skipped 1 corrupt records" in err and "events.out.tfevents.1" in err
+    assert status == 0 and "skipped 1 corrupt record (" in err and "events.out.tfevents.1" in err
     status, _, err = _cli(
         capsys, "export", tmp_path, "--format", "csv", "--out", tmp_path / "o", "--strict"
     )
     assert status == 1 and "corrupt record" in err
     status, out, _ = _cli(capsys, "inspect", tmp_path)
-    assert status == 0 and "1 corrupt records" in out
+    assert status == 0 and "1 corrupt record (" in out and "1 run, 1 file" in out
     status, _, err = _cli(capsys, "inspect", tmp_path, "--strict")
     assert status == 1 and "events.out.tfevents.1" in err
 
@@ -344,3 +345,35 @@ def test_every_help_example_runs_on_the_demo(
             assert status == 0, (shown, out.err)
             examples_run += 1
     assert examples_run >= 8
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"),
+    [(0, "0 torn tails"), (1, "1 torn tail"), (2, "2 torn tails"), (1234, "1,234 torn tails")],
+)
+def test_counts_take_the_noun_in_their_number(n: int, expected: str) -> None:
+    from npsummary._cli._report import count
+
+    assert count(n, "torn tail") == expected
+
+
+@pytest.mark.parametrize("installed", [True, False])
+def test_demo_ends_with_a_view_that_works(
+    installed: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its last command is ``tensorboard --logdir``; where TensorBoard is missing (npsummary does
+    not depend on it), the line before says how to install it (issue 33 item 5)."""
+    from npsummary._cli import _demo
+
+    monkeypatch.setattr(_demo, "tensorboard_installed", lambda: installed)
+    status, out, _ = _cli(capsys, "demo", tmp_path / "demo", "--steps", "2")
+    assert status == 0
+    view = out.partition("View it with")[2].partition("Where to look:")[0].splitlines()
+    assert view[-2:] == [
+        f"  tensorboard --logdir {tmp_path / 'demo'}",
+        "then open http://localhost:6006",
+    ]
+    assert ("  pip install tensorboard" in view) is not installed

@@ -24,7 +24,7 @@ from npsummary import reader  # noqa: E402
 from npsummary._cli import main  # noqa: E402
 from npsummary._format.record import CorruptRecordError, frame_record  # noqa: E402
 from npsummary.proto import Event  # noqa: E402
-from npsummary.reader._remotefs import FsspecFileSystem  # noqa: E402
+from npsummary.reader._storage.fsspec_store import FsspecFileSystem  # noqa: E402
 from remote_logdir import (  # noqa: E402
     WALL0,
     assert_same_logdata,

@@ -31,6 +31,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from _reliability_child import (
@@ -42,6 +43,7 @@ from _reliability_child import (
     event_files,
     report,
 )
+from npsummary import SummaryWriter
 
 DEFAULT_KILLS = 30
 HEAVY_KILLS = 300
@@ -271,3 +273,38 @@ def test_checks_catch_what_they_must(tmp_path: Path) -> None:
     Path(main).write_bytes(good + last)  # a record written twice
     with pytest.raises(AssertionError, match="prefix"):
         _verify(logdir, pid, seed, calls)
+
+
+_LOCK_HOLDER = """
+import sys
+from npsummary._sinks.projector import _os_lock
+with _os_lock(sys.argv[1]):
+    print("held", flush=True)
+    sys.stdin.read()  # until killed
+"""
+
+
+def test_a_process_killed_holding_the_projector_lock_blocks_no_one(tmp_path: Path) -> None:
+    """SIGKILL inside ``add_embedding``'s config update: the kernel releases the lock, the file
+    stays behind; the next writer takes it, adds its entry and removes it (issue 29 item 8)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    lock = run / ".projector_config.lock"
+    with subprocess.Popen(
+        [sys.executable, "-c", _LOCK_HOLDER, str(lock)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as holder:
+        try:
+            assert holder.stdout is not None
+            assert holder.stdout.readline().strip() == "held"
+            assert lock.exists()
+        finally:
+            holder.kill()
+            holder.wait(timeout=60)
+    assert lock.exists()  # a killed holder cannot clean up
+    with SummaryWriter(run) as writer:
+        writer.add_embedding(np.eye(2))
+    assert not lock.exists()
+    assert "default:00000" in (run / "projector_config.pbtxt").read_text()

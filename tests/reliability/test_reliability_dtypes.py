@@ -159,6 +159,8 @@ def test_every_front_end_agrees_on_each_dtype(kind: str, dtype: str) -> None:
         assert results.pop("v1.scalar") == "refused"
     assert len(set(results.values())) == 1, results
     expected_refused = dtype in ("timedelta64[s]", "datetime64[s]", "complex64", "object")
+    if kind in ("scalar", "histogram") and dtype == "object":
+        expected_refused = False  # numbers in an object array: tensorboardX and torch take them
     if kind == "tensor" and dtype == "complex64":
         expected_refused = False  # a tensor may hold complex numbers
     if kind == "tensor" and dtype == "longdouble":

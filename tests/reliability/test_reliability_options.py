@@ -24,6 +24,7 @@ added without being fuzzed or listed as exempt with its reason.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import math
 from collections.abc import Callable
@@ -192,6 +193,18 @@ def _fw(method: str, **kwargs: Any) -> Call:
     return Call(make, None, family="filewriter")
 
 
+@functools.wraps(reader.configure_fetch)
+def _configure_fetch(**kwargs: Any) -> None:
+    """reader.configure_fetch, with the process-wide setting put back after the call."""
+    from npsummary.reader._storage import options as fetch_options
+
+    saved = fetch_options.current()
+    try:
+        reader.configure_fetch(**kwargs)
+    finally:
+        fetch_options.replace(saved)
+
+
 def _r(function: Callable[..., Any], **kwargs: Any) -> Call:
     def make(ctx: Ctx) -> tuple[Callable[..., Any], dict[str, Any]]:
         return function, {"logdir": ctx.logdir, **kwargs}
@@ -219,7 +232,7 @@ VALID_CALLS: dict[str, Call] = {
     ),
     "SummaryWriter.add_histogram": _w(
         "add_histogram", tag=TAG, values=_RAMP, global_step=1, bins="tensorflow", walltime=1.0,
-        max_bins=None, nonfinite="warn",
+        max_bins=None, nonfinite="warn", process_group=None,
     ),
     "SummaryWriter.add_histogram_raw": _w(
         "add_histogram_raw", tag=TAG, min=0.0, max=2.0, num=8, sum=7.0, sum_squares=9.0,
@@ -228,7 +241,7 @@ VALID_CALLS: dict[str, Call] = {
     ),
     "SummaryWriter.add_distribution": _w(
         "add_distribution", tag=TAG, values=_RAMP, global_step=1, walltime=1.0, buckets=5,
-        description="about", nonfinite="warn",
+        description="about", nonfinite="warn", process_group=None,
     ),
     "SummaryWriter.add_variable_summaries": _w(
         "add_variable_summaries", tag=TAG, values=_RAMP, global_step=1, walltime=1.0,
@@ -328,9 +341,9 @@ VALID_CALLS: dict[str, Call] = {
     "npsummary.scalar": _f(npsummary.scalar, "name", "tf2", name=TAG, data=1.0, step=1,
                            description="about"),
     "npsummary.histogram": _f(npsummary.histogram, "name", "tf2", name=TAG, data=_RAMP, step=1,
-                              buckets=5, description="about"),
+                              buckets=5, description="about", process_group=None),
     "npsummary.distribution": _f(npsummary.distribution, "name", "tf2", name=TAG, data=_RAMP,
-                                 step=1, buckets=5, description="about"),
+                                 step=1, buckets=5, description="about", process_group=None),
     "npsummary.image": _f(npsummary.image, "name", "tf2", name=TAG, data=_NHWC, step=1,
                           max_outputs=2, description="about"),
     "npsummary.audio": _f(npsummary.audio, "name", "tf2", name=TAG,
@@ -382,7 +395,7 @@ VALID_CALLS: dict[str, Call] = {
     "v1.scalar": _f(v1.scalar, "name", "v1", name=TAG, tensor=1.0, collections=None,
                     family="fam"),
     "v1.histogram": _f(v1.histogram, "name", "v1", name=TAG, values=_RAMP, collections=None,
-                       family="fam"),
+                       family="fam", process_group=None),
     "v1.image": _f(v1.image, "name", "v1", name=TAG, tensor=_NHWC, max_outputs=2,
                    collections=None, family="fam"),
     "v1.audio": _f(v1.audio, "name", "v1", name=TAG, tensor=np.zeros((1, 16), np.float32),
@@ -424,19 +437,26 @@ VALID_CALLS: dict[str, Call] = {
     ),
     # npsummary.reader
     "reader.load": _r(reader.load, kinds=None, runs=None, tags=None, strict=False, decode=True,
-                      max_image_pixels=1 << 26),
+                      max_image_pixels=1 << 26, workers=1, progress=None),
+    "reader.iter_runs": _r(lambda **kw: list(reader.iter_runs(**kw)), kinds=None, runs=None,
+                           tags=None, strict=False, decode=True, max_image_pixels=1 << 26,
+                           workers=1, stats=None, progress=None),
     "reader.scalars": _r(reader.scalars, runs=None, tags=None, last_write_wins=False,
-                         strict=False),
-    "reader.histograms": _r(reader.histograms, runs=None, tags=None, last_write_wins=False),
+                         strict=False, workers=1),
+    "reader.histograms": _r(reader.histograms, runs=None, tags=None, last_write_wins=False,
+                            workers=1),
     "reader.images": _r(reader.images, runs=None, tags=None, decode=True,
-                        max_image_pixels=1 << 26),
-    "reader.audio": _r(reader.audio, runs=None, tags=None, decode=True),
-    "reader.text": _r(reader.text, runs=None, tags=None),
-    "reader.hparams": _r(reader.hparams, runs=None),
-    "reader.pr_curves": _r(reader.pr_curves, runs=None, tags=None),
-    "reader.tensors": _r(reader.tensors, runs=None, tags=None, plugin=None),
-    "reader.to_pandas": _r(reader.to_pandas, kind="scalars", runs=None, tags=None),
-    "reader.to_arrow": _r(reader.to_arrow, kind="scalars", runs=None, tags=None),
+                        max_image_pixels=1 << 26, workers=1),
+    "reader.audio": _r(reader.audio, runs=None, tags=None, decode=True, workers=1),
+    "reader.text": _r(reader.text, runs=None, tags=None, workers=1),
+    "reader.hparams": _r(reader.hparams, runs=None, workers=1),
+    "reader.pr_curves": _r(reader.pr_curves, runs=None, tags=None, workers=1),
+    "reader.tensors": _r(reader.tensors, runs=None, tags=None, plugin=None, workers=1),
+    "reader.to_pandas": _r(reader.to_pandas, kind="scalars", runs=None, tags=None, workers=1),
+    "reader.to_arrow": _r(reader.to_arrow, kind="scalars", runs=None, tags=None, workers=1),
+    "reader.iter_batches": _r(lambda **kw: list(reader.iter_batches(**kw)), kind="scalars",
+                              runs=None, tags=None, strict=False, workers=1, rows=1000,
+                              stats=None, progress=None),
     "reader.events": Call(
         lambda ctx: (lambda **kw: list(reader.events(**kw)),
                      {"path": _first_event_file(ctx.logdir), "strict": False, "stats": None}),
@@ -447,6 +467,8 @@ VALID_CALLS: dict[str, Call] = {
                                     bps=(0, 5000, 10000)),
     "reader.decode_gif": Call(lambda ctx: (reader.decode_gif, {"data": _gif_bytes()}), None,
                               family="reader"),
+    "reader.configure_fetch": _f(_configure_fetch, None, "reader", concurrency=32,
+                                 max_bytes_in_flight=128 << 20, attempts=5),
 }  # fmt: skip
 
 # Parameters not fuzzed here, with the reason (each is tested where the reason says).
@@ -468,6 +490,7 @@ NOT_FUZZED_HERE: dict[str, str] = {
     "FileWriter.get_logdir": "no arguments",
     "FileWriter.reopen": "no arguments",
     "npsummary.create_noop_writer": "no arguments",
+    "reader.to_dask": "needs dask and a cluster: tests/reader/test_dask.py checks its options",
     "npsummary.should_record_summaries": "no arguments",
     "npsummary.trace_off": "no arguments",
     "npsummary.patch": "no arguments",
@@ -639,6 +662,8 @@ def test_every_parameter_is_fuzzed(small_logdir: Path) -> None:
             target = tf2_experimental.summary_scope
         elif name == "reader.events":
             target = reader.events
+        elif name in ("reader.iter_runs", "reader.iter_batches"):
+            target = getattr(reader, name.split(".")[1])
         parameters = [
             p
             for p in inspect.signature(target).parameters.values()

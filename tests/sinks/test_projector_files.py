@@ -138,6 +138,7 @@ def test_processes_logging_embeddings_into_one_run_keep_every_entry(
     assert sorted(names) == sorted(expected)
     assert len(names) == len(expected)  # each entry once
     assert not [p for p in run.rglob("*") if p.name.startswith((".tmp-", ".put-"))]
+    assert not (run / ".projector_config.lock").exists()
 
 
 def test_the_local_lock_is_never_taken_through_a_link(tmp_path: Path) -> None:
@@ -164,3 +165,58 @@ def test_a_link_at_the_config_path_is_neither_read_nor_followed(tmp_path: Path) 
     assert "not for the logdir" not in config.read_text()
     assert _config(config.read_text()) == ["default:00000"]
     assert secret.read_text() == "not for the logdir"
+
+
+def test_nothing_but_the_projector_files_is_left_in_the_run(tmp_path: Path) -> None:
+    """Issue 29 item 8: torch and tensorboardX leave no lock file; neither does npsummary."""
+    run = tmp_path / "run"
+    with SummaryWriter(run) as writer:
+        writer.add_embedding(np.eye(2), metadata=["a", "b"], tag="e")
+        writer.add_embedding(np.eye(2), global_step=3)
+    left = sorted(p.name for p in run.iterdir() if "tfevents" not in p.name)
+    assert left == ["00000", "00003", "projector_config.pbtxt"]
+    assert _config((run / "projector_config.pbtxt").read_text()) == ["e:00000", "default:00003"]
+
+
+def test_the_lock_excludes_holders_while_its_file_comes_and_goes(tmp_path: Path) -> None:
+    """The OS lock alone (no thread lock), taken by threads through their own open files, as
+    processes do: each holder sees no other holder inside, no increment is lost, and the lock
+    file is gone afterwards although holders kept removing it while others waited on it."""
+    from npsummary._sinks.projector import _os_lock
+
+    path = str(tmp_path / ".lock")
+    counter = tmp_path / "counter"
+    counter.write_text("0")
+    inside: list[int] = []
+    overlaps: list[int] = []
+    threads, rounds = 6, 60
+
+    def work() -> None:
+        for _ in range(rounds):
+            with _os_lock(path):
+                inside.append(1)
+                if len(inside) > 1:
+                    overlaps.append(len(inside))
+                counter.write_text(str(int(counter.read_text()) + 1))
+                inside.pop()
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert overlaps == []
+    assert int(counter.read_text()) == threads * rounds
+    assert not os.path.exists(path)
+
+
+def test_a_lock_file_left_by_a_crash_is_taken_and_removed(tmp_path: Path) -> None:
+    """A ``.projector_config.lock`` left behind (a process killed inside ``add_embedding``, or
+    an npsummary that kept it) is locked like any other, then removed."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".projector_config.lock").write_bytes(b"")
+    with SummaryWriter(run) as writer:
+        writer.add_embedding(np.eye(2))
+    assert not (run / ".projector_config.lock").exists()
+    assert _config((run / "projector_config.pbtxt").read_text()) == ["default:00000"]

@@ -6,10 +6,12 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from npsummary import SummaryWriter
 from npsummary._core.ranks import RANK_VARIABLES, detect_rank, rank_run, silent_type
 
 pytestmark = pytest.mark.distributed
@@ -69,13 +71,42 @@ def test_torch_distributed_wins_when_initialised(monkeypatch: pytest.MonkeyPatch
     assert detect_rank() == 1
 
 
-def test_jax_is_asked_only_when_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+def _fake_jax(monkeypatch: pytest.MonkeyPatch, *, started: bool, client: bool) -> list[str]:
+    """A ``jax`` whose process_index() records that it was called (it would start backends)."""
+    calls: list[str] = []
     jax = types.ModuleType("jax")
-    jax.process_index = lambda: 6  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "jax", jax)
+    jax.process_index = lambda: calls.append("process_index") or 6  # type: ignore[attr-defined]
+    bridge = types.ModuleType("jax._src.xla_bridge")
+    bridge.backends_are_initialized = lambda: started  # type: ignore[attr-defined]
+    distributed = types.ModuleType("jax._src.distributed")
+    state = types.SimpleNamespace(client=object() if client else None, process_id=5)
+    distributed.global_state = state  # type: ignore[attr-defined]
+    for module in (jax, bridge, distributed):
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    return calls
+
+
+def test_jax_is_asked_only_when_it_has_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _fake_jax(monkeypatch, started=True, client=False)
     assert detect_rank() == 6
     monkeypatch.setenv("JAX_PROCESS_INDEX", "2")
     assert detect_rank() == 2
+    assert calls == ["process_index"]
+
+
+def test_an_idle_jax_is_never_started(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """process_index() starts JAX's backends (GPU memory claimed, jax.distributed.initialize()
+    refused afterwards): a writer created beside an imported but idle JAX must not call it."""
+    calls = _fake_jax(monkeypatch, started=False, client=False)
+    assert detect_rank() == 0
+    SummaryWriter(str(tmp_path)).close()
+    assert calls == []
+
+
+def test_jax_distributed_gives_its_process_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _fake_jax(monkeypatch, started=False, client=True)
+    assert detect_rank() == 5
+    assert calls == []
 
 
 def test_explicit_ranks() -> None:

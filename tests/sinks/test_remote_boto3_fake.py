@@ -21,7 +21,7 @@ from npsummary._format.record import iter_records
 from npsummary._sinks import boto_s3, location
 from npsummary._sinks.boto_s3 import S3Location, os_error, split_s3_url
 from npsummary._sinks.segments import SegmentSink
-from npsummary.reader import _s3boto
+from npsummary.reader._storage import boto_store
 from segment_names import colliding_names
 
 pytestmark = pytest.mark.remote
@@ -36,12 +36,11 @@ def store(monkeypatch: pytest.MonkeyPatch) -> FakeS3:
     fake = FakeS3(BUCKET)
     connects = itertools.count(1)
 
-    def connect() -> FakeS3:
+    def connect(pool: int | None = None) -> FakeS3:
         fake.connects = next(connects)  # type: ignore[attr-defined]
         return fake
 
     monkeypatch.setattr(boto_s3, "connect", connect)
-    monkeypatch.setattr(_s3boto, "connect", connect)
     monkeypatch.setattr(location, "_importable", lambda name: name == "boto3")
     return fake
 
@@ -213,7 +212,7 @@ def test_a_url_without_a_bucket(url: str, store: FakeS3) -> None:
 
 
 def test_the_reader_filesystem(store: FakeS3) -> None:
-    fs = _s3boto.BotoS3FileSystem(f"s3://{BUCKET}")
+    fs = boto_store.BotoS3FileSystem(f"s3://{BUCKET}")
     objects = {"logs/r1/events.out.tfevents.1": b"x" * 5, "logs/r2/events.out.tfevents.2": b""}
     objects.update({f"logs/r1/f{i}": b"y" for i in range(5)})  # several pages of listing
     store.buckets[BUCKET].update(objects)
@@ -248,6 +247,54 @@ def test_a_read_that_fails_midway_is_an_os_error(store: FakeS3) -> None:
         def close(self) -> None:
             pass
 
-    body = _s3boto._Body(Broken(), "s3://b/k")
+    body = boto_store._Body(Broken(), "s3://b/k")
     with pytest.raises(OSError, match="s3://b/k"), body:
         body.read(10)
+
+
+def test_the_reader_lists_a_sweep_in_pages_and_fetches_each_object_once(
+    store: FakeS3, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2,500 objects (1,250 runs): three listing pages of 1,000 keys, one GET per event file,
+    from more than one thread; a file gone between listing and fetch is named in the error."""
+    from npsummary._format.record import frame_record
+    from npsummary.proto import Event
+
+    event = Event(wall_time=WALL0, step=3)
+    event.summary.value.add(tag="x", simple_value=1.5)
+    data = frame_record(event.SerializeToString())
+    for i in range(1250):
+        store.buckets[BUCKET][f"sweep/r{i:04d}/events.out.tfevents.1"] = data
+        store.buckets[BUCKET][f"sweep/r{i:04d}/notes.txt"] = b"x"
+    calls: list[str] = []
+    threads: set[str] = set()
+    listing, get = store.list_objects_v2, store.get_object
+
+    def list_objects_v2(**kwargs: Any) -> dict[str, Any]:
+        calls.append("list")
+        assert "Delimiter" not in kwargs  # one recursive listing, not one per folder
+        return listing(**kwargs)
+
+    def get_object(**kwargs: Any) -> dict[str, Any]:
+        import threading
+
+        calls.append("get")
+        threads.add(threading.current_thread().name)
+        return get(**kwargs)
+
+    monkeypatch.setattr(store, "list_objects_v2", list_objects_v2)
+    monkeypatch.setattr(store, "get_object", get_object)
+    series = reader.scalars(f"s3://{BUCKET}/sweep")
+    assert len(series) == 1250 and series[("r0007", "x")].values.tolist() == [1.5]
+    assert calls.count("list") == 3 and calls.count("get") == 1250 and len(calls) == 1253
+    assert len(threads) > 1
+    gone = "sweep/r0100/events.out.tfevents.1"
+
+    def missing(**kwargs: Any) -> dict[str, Any]:
+        if kwargs["Key"] == gone:
+            raise FakeClientError("NoSuchKey", 404, "GetObject")
+        return get(**kwargs)
+
+    monkeypatch.setattr(store, "get_object", missing)
+    with pytest.raises(FileNotFoundError, match=re.escape(f"s3://{BUCKET}/{gone}")):
+        reader.scalars(f"s3://{BUCKET}/sweep")

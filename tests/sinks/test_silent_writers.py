@@ -236,3 +236,32 @@ def test_rank_is_detected_once_per_writer(tmp_path: Path, monkeypatch: pytest.Mo
     v1.FileWriter(str(tmp_path / "b")).close()
     npsummary.create_file_writer(str(tmp_path / "c")).close()
     assert len(calls) == 3
+
+
+@pytest.mark.parametrize("flavour", ["SummaryWriter", "TensorboardXSummaryWriter"])
+def test_silent_histograms_of_spread_values_join_the_collective(
+    flavour: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A DTensor's or a process group's histogram is a collective call: a silent rank still
+    runs it, with the tag rank 0 writes (tensorboardX's writer cleans it first), and a silent
+    rank's histogram of plain values still does nothing."""
+    import npsummary
+    from npsummary._summaries import histogram as builders
+
+    seen: list[tuple[str, Any]] = []
+    monkeypatch.setattr(
+        builders,
+        "tensorboardx_histogram",
+        lambda tag, values, bins, max_bins, group: seen.append((tag, group)),
+    )
+    monkeypatch.setattr(
+        builders, "tf2_histogram_value", lambda tag, *args: seen.append((tag, args[-1]))
+    )
+    writer = getattr(npsummary, flavour)(str(tmp_path), rank=1)
+    group = object()
+    writer.add_histogram("a b", [1.0], 0)
+    writer.add_histogram("a b", [1.0], 0, process_group=group)
+    writer.add_distribution("d", [1.0], 0, process_group=group)
+    cleaned = "a_b" if flavour == "TensorboardXSummaryWriter" else "a b"
+    assert seen == [(cleaned, group), ("d", group)]
+    assert not list(tmp_path.iterdir())

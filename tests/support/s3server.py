@@ -6,15 +6,26 @@ request bodies (what a client uploads), unless a fault is set:
 
 * ``proxy.fail(status)``: write requests (PUT/POST) get an S3 error response with that status
   (500 InternalError, 503 SlowDown, 403 AccessDenied) without reaching moto;
+* ``proxy.fail_reads(status, times, match)``: the next ``times`` GET requests whose path contains
+  ``match`` get that error answer (503 SlowDown, 500 InternalError), then reads pass again;
 * ``proxy.stop()`` / ``proxy.start()``: the endpoint goes away (connections refused) and comes
   back on the same port. moto keeps its objects in memory, so "the server stops and restarts" is
-  played by the process in front of it, the part a client can see.
+  played by the process in front of it, the part a client can see;
+* ``latency``: seconds added to every request before it is forwarded (a store's round trip; the
+  issue-30 benchmarks use 20 ms).
+
+It also counts every request by method (``methods``) and the most requests it held at once
+(``max_in_flight``), so tests can check how many requests a read made and that they overlapped.
+Run as a program (``python s3server.py --upstream PORT --latency 0.02``) it serves in a process
+of its own, as the benchmarks use it, and answers ``GET /__proxy__/stats`` (the counts as JSON)
+and ``POST /__proxy__/reset``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import http.client
+import json
 import os
 import shutil
 import signal
@@ -109,13 +120,38 @@ class _Handler(BaseHTTPRequestHandler):
                     return b"".join(chunks)
         return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
+    def _answer(self, status: int, payload: bytes, kind: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
     def _forward(self) -> None:
         proxy = self.server.proxy
         body = self._body()
+        if self.path.startswith("/__proxy__/"):
+            if self.path == "/__proxy__/reset":
+                proxy.reset_counts()
+            self._answer(200, json.dumps(proxy.stats()).encode())
+            return
+        proxy.enter(self.command)
+        try:
+            if proxy.latency:
+                time.sleep(proxy.latency)  # the simulated round trip, not a test's timing
+            self._relay(body)
+        finally:
+            proxy.leave()
+
+    def _relay(self, body: bytes) -> None:
+        proxy = self.server.proxy
         if self.command in ("PUT", "POST"):
             decoded = self.headers.get("X-Amz-Decoded-Content-Length")
             proxy.count(self.path, int(decoded) if decoded is not None else len(body))
         status = proxy.fault if self.command in ("PUT", "POST") else None
+        if status is None and self.command == "GET":
+            status = proxy.read_fault(self.path)
         if status is not None:
             code = _ERROR_CODES.get(status, "InternalError")
             payload = (
@@ -159,6 +195,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _ProxyServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 256  # many clients connecting at once (the default backlog is 5)
     proxy: FaultProxy
 
     def __init__(self, *args: Any) -> None:
@@ -182,14 +219,19 @@ class _ProxyServer(ThreadingHTTPServer):
 class FaultProxy:
     """The fault-injecting proxy in front of moto (a thread of the test process)."""
 
-    def __init__(self, upstream_port: int) -> None:
+    def __init__(self, upstream_port: int, latency: float = 0.0, port: int | None = None) -> None:
         self.upstream_port = upstream_port
-        self.port = free_port()
+        self.port = port or free_port()
         self.fault: int | None = None
         self.lock = threading.Lock()
         self.uploaded: dict[str, int] = {}  # body bytes per path, all requests added up
         self.puts: dict[str, int] = {}  # write requests per path
         self.requests = 0
+        self.latency = latency
+        self.methods: dict[str, int] = {}  # every request, by method
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._read_faults: list[tuple[int, str]] = []  # (status, path substring), one per GET
         self._server: _ProxyServer | None = None
         self._thread: threading.Thread | None = None
         self.start()
@@ -213,6 +255,44 @@ class FaultProxy:
             self.uploaded.clear()
             self.puts.clear()
             self.requests = 0
+            self.methods.clear()
+            self.max_in_flight = self.in_flight
+
+    def enter(self, method: str) -> None:
+        with self.lock:
+            self.methods[method] = self.methods.get(method, 0) + 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
+    def total(self) -> int:
+        """Requests of every method since the last reset."""
+        with self.lock:
+            return sum(self.methods.values())
+
+    def stats(self) -> dict[str, Any]:
+        with self.lock:
+            return {
+                "methods": dict(self.methods),
+                "requests": sum(self.methods.values()),
+                "max_in_flight": self.max_in_flight,
+            }
+
+    def fail_reads(self, status: int, times: int = 1, match: str = "") -> None:
+        """The next ``times`` GETs whose path contains ``match`` answer ``status``."""
+        with self.lock:
+            self._read_faults.extend([(status, match)] * times)
+
+    def read_fault(self, path: str) -> int | None:
+        with self.lock:
+            for i, (status, match) in enumerate(self._read_faults):
+                if match in path:
+                    del self._read_faults[i]
+                    return status
+        return None
 
     def fail(self, status: int | None) -> None:
         self.fault = status
@@ -220,6 +300,8 @@ class FaultProxy:
     def heal(self) -> None:
         """No fault, and the endpoint up: the state each test starts from."""
         self.fail(None)
+        with self.lock:
+            self._read_faults.clear()
         if self._server is None:
             self.start()
 
@@ -386,3 +468,21 @@ _ABSENT: Any = object()
 
 #: The first lines of a child process that must write with boto3 even where s3fs is installed.
 HIDE_S3FS = "import sys\nsys.modules['s3fs'] = None\n"
+
+
+def _serve() -> None:
+    """The proxy in a process of its own, until it is killed (the benchmarks' way)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--upstream", type=int, required=True, help="moto_server's port")
+    parser.add_argument("--port", type=int, default=0, help="the proxy's port (default: free)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added per request")
+    args = parser.parse_args()
+    proxy = FaultProxy(args.upstream, args.latency, args.port or None)
+    print(proxy.port, flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    _serve()

@@ -150,3 +150,21 @@ def test_messages_without_tag_and_with_one_bound() -> None:
         check_int(np.int64(4), "k", maximum=3, tag="t")
     with pytest.raises(TypeError, match=r"^'t': k must be an int, got '4' \(str\)$"):
         check_int("4", "k", maximum=3, tag="t")
+
+
+def test_process_group_must_be_a_torch_process_group() -> None:
+    import npsummary
+
+    with npsummary.SummaryWriter(npsummary.MemorySink()) as writer:
+        with pytest.raises(TypeError, match=r"'w': process_group must be a torch\.distributed"):
+            writer.add_histogram("w", [1.0, 2.0], 0, process_group=object())
+        writer.add_histogram("w", [1.0, 2.0], 0, process_group=None)
+
+
+def test_is_dtensor_asks_the_class_not_torch() -> None:
+    from npsummary._common.convert import is_dtensor
+
+    fake = type("DTensor", (), {"__module__": "torch.distributed.tensor._api"})
+    assert is_dtensor(type("Sub", (fake,), {})())
+    assert not is_dtensor(type("DTensor", (), {"__module__": "mylib"})())
+    assert not is_dtensor(np.ones(3))

@@ -521,6 +521,17 @@ def test_binned_nonfinite_and_empty() -> None:
         assert e.bucket_limit.tolist() == [DBL_MAX] and e.num == 0
 
 
+def test_binned_equal_width_edges_inside_the_data_do_not_fail() -> None:
+    """A zero-class minimum is reported as the first such value (here a subnormal above 0.0),
+    so the equal-width edges start above the data's 0.0: the counter used to index past its
+    edges (IndexError); the value outside the edges is left out of the buckets, as any is."""
+    x = np.array([1.0, 2.2250738585072014e-309, 0.0])
+    h = H.binned_histogram(x, "sqrt")
+    assert h.min == 2.2250738585072014e-309
+    assert h.bucket.sum() == 2
+    assert h.num == 3
+
+
 def test_binned_values_outside_edges_stay_in_stats() -> None:
     h = H.binned_histogram([0.5, 100.0, -3.0], [0.0, 1.0, 2.0])
     assert h.num == 3 and h.bucket.sum() == 1 and (h.min, h.max) == (-3.0, 100.0)

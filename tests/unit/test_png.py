@@ -353,3 +353,83 @@ def test_small_images_are_pillows_bytes(
     out = io.BytesIO()
     Image.fromarray(pixels).save(out, format="PNG")
     assert encode_png(pixels) == out.getvalue()
+
+
+def _issue_29_gradient(n: int = 256) -> np.ndarray:
+    y, x = np.mgrid[0:n, 0:n]
+    return np.stack([x * 255 // n, y * 255 // n, (x + y) * 127 // n], -1).astype(np.uint8)
+
+
+def _ramp(height: int, width: int, channels: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:height, 0:width].astype(np.float64)
+    planes = [
+        127.5 + (x * np.cos(t) + y * np.sin(t)) / max(height, width) * rng.uniform(100, 255)
+        for t in rng.uniform(0, 2 * np.pi, channels)
+    ]
+    return np.clip(np.stack(planes, -1), 0, 255).astype(np.uint8)
+
+
+SMOOTH_LARGE = {
+    "issue 29 gradient": _issue_29_gradient(),
+    "ramp 512 gray": _ramp(512, 512, 1, 1)[:, :, 0],
+    "ramp 300x200 RGBA": _ramp(200, 300, 4, 2),
+    "ramp 512 RGB": _ramp(512, 512, 3, 3),
+}
+
+
+def _one_level_6_stream(filtered: bytes) -> bytes:
+    compressor = zlib.compressobj(6, zlib.DEFLATED, 15, 9, zlib.Z_FILTERED)  # Pillow's settings
+    return compressor.compress(filtered) + compressor.flush()
+
+
+@pytest.mark.parametrize("name", sorted(SMOOTH_LARGE))
+def test_smooth_images_are_no_larger_than_pillows(name: str) -> None:
+    # Issue 29: the issue's gradient was 1.013x Pillow's size (two level-6 streams joined). A
+    # smooth image is one stream at Pillow's settings, or, when level 6 is slow on it, two
+    # parts of which the second is deflated at level 7: never larger than Pillow's stream.
+    pixels = SMOOTH_LARGE[name]
+    hwc = pixels.reshape(pixels.shape[0], pixels.shape[1], -1)
+    data = roundtrip(pixels)
+    idat = b"".join(p for k, p in chunks(data) if k == b"IDAT")
+    single = _one_level_6_stream(zlib.decompress(idat))
+    assert len(idat) <= len(single)
+    filt = _png._RowFilter(hwc)
+    if not _png._slow_to_deflate(filt, filt.filter(*filt.blocks()[0]).reshape(-1).data):
+        assert idat == single
+    np.testing.assert_array_equal(own_decode(data)[0], hwc)
+
+
+def test_which_smooth_images_are_split() -> None:
+    def split(pixels: np.ndarray) -> bool:
+        filt = _png._RowFilter(pixels.reshape(pixels.shape[0], pixels.shape[1], -1))
+        return _png._slow_to_deflate(filt, filt.filter(*filt.blocks()[0]).reshape(-1).data)
+
+    assert not split(SMOOTH_LARGE["issue 29 gradient"])  # level 6 takes ~6 ns per byte
+    assert not split(SMOOTH_LARGE["ramp 512 gray"])
+    assert split(SMOOTH_LARGE["ramp 512 RGB"])  # ~15-20 ns per byte
+    assert split(make_pixels("smooth", (400, 400, 3), 0))
+    assert not split(make_pixels("smooth", (200, 200, 3), 0))  # under 128 KiB: one stream
+
+
+@pytest.mark.parametrize("name", sorted(SMOOTH_LARGE))
+def test_smooth_images_against_pillow(name: str) -> None:
+    if not _same_zlib_as_pillow():
+        pytest.skip("Pillow bundles another zlib than Python's")
+    out = io.BytesIO()
+    Image.fromarray(SMOOTH_LARGE[name]).save(out, format="PNG")
+    ours = encode_png(SMOOTH_LARGE[name])
+    assert len(ours) <= len(out.getvalue())
+    if name in ("issue 29 gradient", "ramp 512 gray"):  # one stream: Pillow's bytes
+        assert ours == out.getvalue()
+
+
+def test_smooth_images_are_not_sampled(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_sampling(filt: object) -> int:
+        raise AssertionError("sampled")
+
+    monkeypatch.setattr(_png, "_choose_compression", no_sampling)
+    for pixels in SMOOTH_LARGE.values():
+        encode_png(pixels)
+    with pytest.raises(AssertionError, match="sampled"):
+        encode_png(make_pixels("noise", (300, 300, 3), 0))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import shutil
 import sys
 import time
 from typing import Any
@@ -154,6 +156,27 @@ def run_demo(logdir: str, steps: int, seed: int, progress: Progress) -> float:
     return acc
 
 
+def tensorboard_installed() -> bool:
+    """Whether the ``tensorboard`` command is there (on PATH, or the package beside us)."""
+    return (
+        shutil.which("tensorboard") is not None
+        or importlib.util.find_spec("tensorboard") is not None
+    )
+
+
+def view_it(logdir: str, tensorboard: bool) -> list[str]:
+    """The demo's last lines: how to view ``logdir``, with the install line first where
+    TensorBoard is missing (npsummary does not depend on it), so that what it prints works."""
+    if tensorboard:
+        lines = ["View it with:"]
+    else:
+        lines = [
+            "View it with TensorBoard, which is not installed here:",
+            "  pip install tensorboard",
+        ]
+    return [*lines, f"  tensorboard --logdir {logdir}", "then open http://localhost:6006"]
+
+
 def run(args: argparse.Namespace) -> int:
     from ._errors import CommandError
 
@@ -167,9 +190,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"Trained {args.steps} steps in {took:.1f} s; eval accuracy {acc:.3f}.")
     train, evaluation = os.path.join(args.logdir, "train"), os.path.join(args.logdir, "eval")
     print(f"Logged to {train} (SummaryWriter API) and {evaluation} (tf.summary API).")
-    print("View it with:")
-    print(f"  tensorboard --logdir {args.logdir}")
-    print("then open http://localhost:6006")
+    print("\n".join(view_it(args.logdir, tensorboard_installed())))
     print(_DASHBOARDS)
     sys.stdout.flush()
     return 0

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._common.urls import is_url
 from ._progress import Progress
-from ._report import explain_nothing
+from ._report import count, explain_nothing
 from ._safe import printable
 
 __all__ = ["register", "sparkline", "summarize"]
@@ -20,8 +20,7 @@ __all__ = ["register", "sparkline", "summarize"]
 _BARS = "▁▂▃▄▅▆▇█"
 _KIND_ORDER = ("scalars", "histograms", "images", "audio", "text", "pr_curves", "tensors")
 
-_HELP = """\
-examples:
+_HELP = r"""examples:
   npsummary inspect runs/
   npsummary inspect runs/ --tags 'loss|acc' --runs train
   npsummary inspect runs/exp1/events.out.tfevents.1700000000.host --json | jq .runs
@@ -109,7 +108,8 @@ def summarize(
 
     fs = filesystem_for(logdir)
     run_re, tag_re = compile_filter(runs, "--runs"), compile_filter(tags, "--tags")
-    files = [(f, fs.size(f)) for r in discover(fs, logdir, run_re) for f in r.files]
+    found = discover(fs, logdir, run_re)
+    files = [(f, fs.size(f)) for r in found for f in r.files]
     raw, stats = load_runs(
         fs,
         logdir,
@@ -117,7 +117,7 @@ def summarize(
         runs=run_re,
         tags=tag_re,
         strict=strict,
-        progress=lambda run, n: progress.show(f"reading run {run!r}: {n:,} records"),
+        progress=progress.reading(len(found)),
     )
     progress.done()
     data = build(raw, stats)
@@ -156,8 +156,9 @@ def _size(n: int) -> str:
 
 def _text(info: dict[str, Any]) -> str:
     lines = [
-        f"logdir {info['logdir']}: {len(info['runs'])} runs, {len(info['files'])} files, "
-        f"{_size(info['bytes'])}, {info['records']:,} records"
+        f"logdir {info['logdir']}: {count(len(info['runs']), 'run')}, "
+        f"{count(len(info['files']), 'file')}, {_size(info['bytes'])}, "
+        f"{count(info['records'], 'record')}"
     ]
     sizes: dict[str, int] = {}
     for f in info["files"]:
@@ -172,7 +173,7 @@ def _text(info: dict[str, Any]) -> str:
             width = max(len(t) for t in tags)
             for tag, e in tags.items():
                 text = f"    {tag:<{width}}  steps {e['first_step']}..{e['last_step']}"
-                text += f"  ({e['count']:,} records)"
+                text += f"  ({count(e['count'], 'record')})"
                 if "last_value" in e:
                     text += (
                         f"  last {e['last_value']:.6g}"
@@ -189,12 +190,14 @@ def _text(info: dict[str, Any]) -> str:
     problems = []
     if info["corrupt_records"]:
         problems.append(
-            f"{info['corrupt_records']} corrupt records ({info['corrupt_bytes']} bytes) skipped"
+            f"{count(info['corrupt_records'], 'corrupt record')} "
+            f"({count(info['corrupt_bytes'], 'byte')}) skipped"
         )
     if info["torn_tails"]:
-        problems.append(f"{info['torn_tails']} torn tails (a writer still writing, or killed)")
+        torn = count(info["torn_tails"], "torn tail")
+        problems.append(f"{torn} (a writer still writing, or killed)")
     if info["bad_values"]:
-        problems.append(f"{info['bad_values']} undecodable values skipped")
+        problems.append(f"{count(info['bad_values'], 'undecodable value')} skipped")
     lines.append("problems: " + ("; ".join(problems) if problems else "none"))
     lines.extend(f"  {p}" for p in info["problems"])
     return "\n".join(printable(line) for line in lines)

@@ -13,9 +13,19 @@ from typing import Any
 from ._errors import CommandError
 from ._safe import printable
 
-__all__ = ["explain_nothing", "report_skipped", "skipped_summary"]
+__all__ = ["NotAnEventFile", "count", "explain_nothing", "report_skipped", "skipped_summary"]
 
 _SHOWN = 10
+
+
+class NotAnEventFile(CommandError):
+    """The path given is one file, and not an event file: the skipped bytes are the file."""
+
+
+def count(n: int, noun: str) -> str:
+    """``n`` and the noun in the number it takes: "1 torn tail", "2 torn tails", "1,024 records"
+    (the last word is pluralised: "corrupt record" -> "corrupt records")."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def _names(names: list[str]) -> str:
@@ -33,7 +43,7 @@ def explain_nothing(
 
     fs = filesystem_for(logdir)
     if not fs.isdir(logdir):
-        return CommandError(
+        return NotAnEventFile(
             f"{logdir} is not an event file: it holds no valid TFRecord ({fs.size(logdir):,} bytes)"
         )
     every = [run.name for run in discover(fs, logdir)]
@@ -43,7 +53,7 @@ def explain_nothing(
     matched = [name for name in every if run_re is None or run_re.search(name)]
     if not matched:
         return CommandError(f"no run matches --runs {runs!r}; the runs are {_names(every)}")
-    scope = f"{len(matched)} run{'s' if len(matched) != 1 else ''}"
+    scope = count(len(matched), "run")
     if not records:
         return CommandError(f"the event files of {scope} under {logdir} hold no valid record")
     if tags is not None:
@@ -55,11 +65,12 @@ def skipped_summary(stats: Any) -> str:
     """One line: the corrupt records, undecodable values and torn tails a read skipped."""
     parts = []
     if stats.corrupt_records:
-        parts.append(f"{stats.corrupt_records:,} corrupt records ({stats.corrupt_bytes:,} bytes)")
+        corrupt = count(stats.corrupt_records, "corrupt record")
+        parts.append(f"{corrupt} ({count(stats.corrupt_bytes, 'byte')})")
     if stats.bad_values:
-        parts.append(f"{stats.bad_values:,} undecodable values")
+        parts.append(count(stats.bad_values, "undecodable value"))
     if stats.torn_tails:
-        parts.append(f"{stats.torn_tails:,} torn tails (a writer still writing, or killed)")
+        parts.append(f"{count(stats.torn_tails, 'torn tail')} (a writer still writing, or killed)")
     return "skipped " + ", ".join(parts) if parts else ""
 
 

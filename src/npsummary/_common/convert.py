@@ -27,6 +27,7 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "as_array",
+    "as_data_array",
     "as_float64_array",
     "as_list",
     "as_native_array",
@@ -37,8 +38,10 @@ __all__ = [
     "check_flag",
     "check_int",
     "check_numeric",
+    "check_process_group",
     "check_tag",
     "check_text",
+    "is_dtensor",
     "is_numeric",
     "real_dtype",
     "scalar_dict",
@@ -232,6 +235,32 @@ def as_array(value: Any, tag: str, name: str | None = None) -> np.ndarray:
         ) from exc
 
 
+def _defined_in(value: Any, package: str, names: tuple[str, ...]) -> bool:
+    """Whether ``value``'s class, or a base, is one of ``names`` from ``package`` (by module
+    name: the library is never imported to ask)."""
+    for klass in type(value).__mro__:
+        module = getattr(klass, "__module__", "") or ""
+        if klass.__name__ in names and (module == package or module.startswith(package + ".")):
+            return True
+    return False
+
+
+def is_dtensor(value: Any) -> bool:
+    """Whether ``value`` is a ``torch.distributed.tensor.DTensor`` (sharded over processes)."""
+    return _defined_in(value, "torch.distributed", ("DTensor",))
+
+
+def check_process_group(value: Any, tag: str) -> Any:
+    """``process_group=``: None, or a ``torch.distributed`` process group (``ProcessGroup``,
+    ``dist.group.WORLD``, ``new_group(...)``); else a ``TypeError`` naming ``tag``."""
+    if value is None or _defined_in(value, "torch", ("ProcessGroup",)):
+        return value
+    raise TypeError(
+        f"{tag!r}: process_group must be a torch.distributed ProcessGroup (dist.group.WORLD, "
+        f"dist.new_group(...)) or None, got {_describe(value)}"
+    )
+
+
 def as_real_array(value: Any, tag: str, name: str) -> np.ndarray:
     """:func:`as_array` for an argument of real numbers (bin edges, bucket limits and counts).
 
@@ -313,6 +342,13 @@ def check_numeric(array: np.ndarray, name: str, *, tag: str | None = None) -> np
     return array
 
 
+def as_data_array(value: Any, tag: str, name: str = "values") -> np.ndarray:
+    """The data of a histogram: :func:`as_real_array` (an object array of numbers, which
+    tensorboardX and torch take, read as float64), then :func:`check_numeric`. Extension floats
+    pass unchanged, for the cores that read them in chunks."""
+    return check_numeric(as_real_array(value, tag, name), name, tag=tag)
+
+
 def as_numeric_array(value: Any, tag: str, name: str) -> np.ndarray:
     """The one conversion for an array argument of real numbers (data, rows, boxes, vertices):
     :func:`as_native_array` (extension floats such as bfloat16 read as float32), then
@@ -365,6 +401,8 @@ def to_float(value: Any, tag: str, name: str | None = None) -> float:
                 f"{subject}: expected a scalar (a single value), "
                 f"got an array of shape {array.shape}"
             )
+        if array.dtype == object and not isinstance(array.reshape(()).item(), np.ndarray):
+            return to_float(array.reshape(()).item(), tag, name)  # np.array(0.5, dtype=object)
         if not is_numeric(array.dtype):
             raise TypeError(
                 f"{subject}: expected a real number, got an array of dtype {array.dtype}"
@@ -399,6 +437,13 @@ def check_flag(value: Any, name: str, *, tag: str | None = None) -> bool:
         return bool(value)
     except Exception as exc:
         raise _refused(_who(tag, name), value, "True or False", exc) from exc
+
+
+def check_callback(value: Any, name: str) -> Callable[..., Any] | None:
+    """A callable (a progress callback, say), or None."""
+    if value is None or callable(value):
+        return value  # type: ignore[no-any-return]
+    raise TypeError(f"{name} must be a callable or None, got {_describe(value)}")
 
 
 def to_float32_range(value: float) -> float:
@@ -441,12 +486,21 @@ def check_filename_suffix(value: Any) -> str:
     return value
 
 
-def to_step(step: Any, tag: str) -> int:
+def to_step(step: Any, tag: str, *, truncate: bool = False) -> int:
     """Return a step as an int64-range Python int.
 
     Accepts Python ints, NumPy integers, 0-d integer arrays and objects with ``__index__``
-    (integer torch tensors). ``bool`` and floats are refused: a float step is almost always a bug.
+    (integer torch tensors). ``bool`` and floats are refused: a float step is almost always a bug
+    (``tf.summary`` refuses them too).
+
+    With ``truncate=True``, the rule of torch's and tensorboardX's writers and TF1's
+    ``FileWriter``, which store ``int(step)``: anything ``int()`` takes is accepted and converted
+    as ``int()`` converts it: floats of any kind (Python, NumPy, 0-d or one-element arrays, float
+    torch tensors) are truncated toward zero, ``True`` is 1, ``"3"`` is 3. A NaN, an infinity or
+    a string that is not an integer is a ValueError, as it is for ``int()``.
     """
+    if truncate and type(step) is not int:
+        return _truncated_step(step, tag)
     if type(step) is int:
         value = step
     elif isinstance(step, (bool, np.bool_)):
@@ -466,6 +520,25 @@ def to_step(step: Any, tag: str) -> int:
             raise _refused(f"{tag!r}: step", step, "an integer", exc) from exc
     else:
         raise TypeError(f"{tag!r}: step must be an integer, got {_describe(step)}")
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError(f"{tag!r}: step {value} is outside the int64 range")
+    return value
+
+
+def _truncated_step(step: Any, tag: str) -> int:
+    """``int(step)``, as torch and tensorboardX compute it, with this module's errors."""
+    if isinstance(step, (np.timedelta64, np.datetime64)):
+        raise TypeError(f"{tag!r}: step must be a number, got {_describe(step)}")
+    if isinstance(step, np.ndarray) and step.size == 1 and step.ndim > 0:
+        step = step.reshape(())  # int() of a one-element array is deprecated in NumPy
+    try:
+        value = int(step)
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"{tag!r}: step must be a finite number, got {_describe(step)}") from exc
+    except TypeError as exc:
+        raise TypeError(f"{tag!r}: step must be a number, got {_describe(step)}") from exc
+    except Exception as exc:  # a user's __int__ or __index__ may raise anything
+        raise _refused(f"{tag!r}: step", step, "an integer", exc) from exc
     if not INT64_MIN <= value <= INT64_MAX:
         raise ValueError(f"{tag!r}: step {value} is outside the int64 range")
     return value

@@ -6,13 +6,14 @@ They document intent for readers and type checkers; the checks themselves are in
 
 from __future__ import annotations
 
-from typing import Literal, SupportsFloat, SupportsIndex, TypeAlias
+from typing import Literal, SupportsFloat, SupportsIndex, SupportsInt, TypeAlias
 
 import numpy.typing as npt
 
 __all__ = [
     "ArrayLike",
     "DataFormats",
+    "GlobalStepLike",
     "KernelLayout",
     "NonFinitePolicy",
     "NormalizeMode",
@@ -28,6 +29,9 @@ ScalarLike: TypeAlias = "SupportsFloat | npt.ArrayLike"
 #: An integer step: ``int``, NumPy integers, 0-d integer arrays, objects with ``__index__``;
 #: ``None`` means the default step where one exists.
 StepLike: TypeAlias = "SupportsIndex | None"
+#: A ``global_step`` as torch's and tensorboardX's writers and TF1's ``FileWriter`` take it:
+#: anything ``int()`` converts (floats are truncated toward zero); ``None`` means the default.
+GlobalStepLike: TypeAlias = "SupportsInt | SupportsIndex | str | None"
 #: What happens to NaN and ±Inf in histogram data: warn once per tag, raise, or drop silently.
 NonFinitePolicy: TypeAlias = Literal["warn", "raise", "ignore"]
 #: Axis letters of an image array, e.g. ``"CHW"``, ``"HWC"``, ``"HW"``, ``"NCHW"``, ``"NHWC"``.

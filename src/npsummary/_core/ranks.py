@@ -12,7 +12,8 @@ sub-run ``<logdir>/rank_<k>``; ``ranks=[0, 3]`` gives those ranks sub-runs and s
 The rank comes from ``torch.distributed`` when it is initialised (looked up only if the program
 already imported it), else from the launchers' environment variables (``RANK`` set by torchrun,
 ``SLURM_PROCID``, ``OMPI_COMM_WORLD_RANK``, ``PMI_RANK``, ``JAX_PROCESS_INDEX``), else from
-``jax.process_index()`` when jax is already imported, else 0.
+JAX when the program has started it (``jax.distributed.initialize()`` called, or its backends
+running: asking an idle JAX would start them), else 0.
 
 Every front end gates through this module once per writer: the classes derive from
 :class:`RankGated` (whose ``__new__`` detects the rank and either returns a silent instance or
@@ -84,6 +85,15 @@ def _environment_rank() -> int | None:
 def _jax_rank() -> int | None:
     jax = sys.modules.get("jax")
     if jax is None or not hasattr(jax, "process_index"):
+        return None
+    # jax.process_index() starts JAX's backends: on a GPU they claim most of its memory, and
+    # jax.distributed.initialize() refuses to run afterwards. Only a JAX that has started its
+    # backends or its distributed client is asked.
+    distributed = getattr(sys.modules.get("jax._src.distributed"), "global_state", None)
+    if getattr(distributed, "client", None) is not None:
+        return int(distributed.process_id)  # type: ignore[union-attr]
+    started = getattr(sys.modules.get("jax._src.xla_bridge"), "backends_are_initialized", None)
+    if started is None or not started():
         return None
     return int(jax.process_index())
 

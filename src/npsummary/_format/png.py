@@ -10,23 +10,31 @@ Filtering: each scanline gets the filter Pillow picks: of None, Up, Sub and Paet
 order, the first that leaves the smallest sum of |residual byte as int8| (Pillow leaves Average
 to its ``optimize`` option). The four filters and their costs are computed vectorized over blocks
 of rows of about 128 KiB with uint8 arithmetic only, so the temporaries are a few cache-sized
-buffers whatever the image size.
+buffers whatever the image size (the two-part deflate below also holds the filtered data, at most
+4 MiB).
 
-Compression uses the stdlib zlib with strategy Z_FILTERED (matches shorter than 6 bytes are coded as
-literals, which suits filter residuals). Images of at most 64 KiB of filtered data are deflated as
-Pillow deflates them (level 6, memory level 9, one stream), so with the same zlib their files are
-Pillow's byte for byte: tensorboardX's own tests compare PNG bytes. Larger ones first compress a
-sample (1/16 of the image, 16-64 KiB, in eight strips spread over it) at level 5 and with Huffman
-coding only: if string matching saves less than 2 % of the sample the data is noise-like and the
-whole image is Huffman-coded at level 5 (same size, three times faster than a match search that
-finds nothing); otherwise level 6, Pillow's level, whose files are 0-7 % smaller than level 5's.
-Stock zlib's level 6 alone takes about as long as Pillow's whole encode (Pillow bundles zlib-ng), so
-images of 128 KiB of filtered data or more are deflated as two halves at once: a thread filters and
-deflates the top half into a raw stream ended by a sync flush, the calling thread the bottom half
-into a raw stream primed with the last 32 KiB of the top half (what a decoder's window holds there),
-and the two are joined into one zlib stream with the combined Adler-32. The stream decodes to
-exactly the bytes one stream would hold (benchmarks/RESULTS.md, "Images"). ``compress_level=0..9``
-skips the sampling and uses that level in one stream.
+Compression is Pillow's: one zlib stream at level 6, memory level 9, strategy Z_FILTERED (matches
+shorter than 6 bytes are coded as literals, which suits filter residuals), so with the same zlib
+the file is Pillow's byte for byte (tensorboardX's own tests compare PNG bytes) and never larger.
+One exception, for speed: an image of more than 64 KiB of filtered data whose first block's
+residuals average 1 or more (|int8| per byte; smooth pictures stay well below) first compresses a
+sample (1/16 of the image, 16-64 KiB, in eight strips spread over it) at level 5 with and without
+string matching; if matching saves less than 2 % of the sample the data is noise-like and the whole
+image is Huffman-coded (no larger, three times faster than a match search that finds nothing).
+Where level 6 is slow (128 KiB to 4 MiB of filtered data whose first 16 KiB compress to 10 % or
+more at level 1; level 6 then takes 15-200 ns per byte, against 3-8 for the rest), the filtered
+data is held whole and deflated as two parts at once (zlib releases the GIL): a thread deflates
+the first 60 % of the rows at level 6 and ends with a sync flush, the calling thread the rest at
+level 7 (about 1.6 times as slow per byte), primed with the 32 KiB before it, which a decoder
+holds in its window there; one zlib header, the Adler-32 of the whole. Joining costs a few dozen
+bytes and level 7 saves 1-17 % of the second part, so the file stays smaller than Pillow's one
+stream (0.93-0.99x on the benchmark's pictures) in about 60 % of the time with a second core free
+(on a busy machine, about 1.2 times as long). Other images of 1 MiB of filtered data or more are
+filtered in a worker thread while the calling thread deflates the blocks already filtered, so the
+encode takes about as long as the longer of the two; the stream is the one a single thread
+writes. Smaller images are filtered and deflated in the calling thread: on a busy machine,
+handing blocks between threads costs more than the filtering it hides.
+``compress_level=0..9`` skips the sampling and uses that level.
 """
 
 from __future__ import annotations
@@ -42,13 +50,18 @@ _COLOR_TYPE = {1: 0, 2: 4, 3: 2, 4: 6}  # channels -> PNG colour type
 _MAX_DIM = 2**31 - 1
 _MAX_CHUNK = 2**31 - 1  # PNG chunk length limit
 _BLOCK_BYTES = 1 << 17
-_SMALL_BYTES = 1 << 16
-_LEVEL = 5
-_SMALL_LEVEL, _SMALL_MEM_LEVEL = 6, 9  # Pillow's deflate settings, for images up to _SMALL_BYTES
-_MATCH_LEVEL = 6  # images whose sample shows string matches (see _choose_compression)
-_PARALLEL_BYTES = 1 << 17  # filtered data from which the two halves are deflated in parallel
+_SMALL_BYTES = 1 << 16  # up to this much filtered data, no sampling
+_LEVEL, _MEM_LEVEL, _STRATEGY = 6, 9, zlib.Z_FILTERED  # Pillow's deflate settings
+_HUFFMAN_LEVEL, _HUFFMAN_MEM_LEVEL = 5, 8  # noise-like images (see _choose_compression)
+_PROBE_LEVEL = 5
+_PROBE_MIN_COST = 1.0  # mean |residual| per byte of the first block from which to sample
+_SPLIT_MIN_BYTES, _SPLIT_MAX_BYTES = 1 << 17, 1 << 22  # filtered data deflated in two parts
+_SPLIT_SAMPLE = 1 << 14  # bytes of the first block compressed at level 1 to judge the data
+_SPLIT_MIN_RATIO = 0.10  # level-1 size / sample size from which level 6 is slow (>~15 ns/B)
+_SPLIT_AT = 0.6  # share of the rows deflated at level 6; the rest at level 7 (~1.6x as slow)
 _WINDOW = 1 << 15
-_STRATEGY = zlib.Z_FILTERED
+_THREAD_BYTES = 1 << 20  # filtered data from which a worker thread filters (see encode_png)
+_QUEUED_BLOCKS = 2  # filtered blocks the worker thread may hold ahead of deflate
 _FILTER_ORDER = (0, 2, 1, 4)  # None, Up, Sub, Paeth: Pillow's filters in its order of trial
 _CANDIDATES = len(_FILTER_ORDER)
 _PROBE_STRIPS = 8
@@ -78,23 +91,26 @@ def encode_png(pixels: np.ndarray, *, compress_level: int | None = None) -> byte
         raise ValueError(f"compress_level must be in 0..9, got {compress_level}")
     height, width, channels = image.shape
     filt = _RowFilter(image)
+    blocks = filt.blocks()
+    first: bytes | memoryview = filt.filter(*blocks[0]).reshape(-1).data
 
-    mem_level = 8
+    level, mem_level, strategy = _LEVEL, _MEM_LEVEL, _STRATEGY
     if compress_level is not None:
-        level, strategy = compress_level, _STRATEGY
-    elif height * (width * channels + 1) <= _SMALL_BYTES:
-        level, strategy, mem_level = _SMALL_LEVEL, _STRATEGY, _SMALL_MEM_LEVEL
-    else:
-        strategy = _choose_compression(filt)
-        level = _LEVEL if strategy == zlib.Z_HUFFMAN_ONLY else _MATCH_LEVEL
+        level = compress_level
+    elif filt.size() > _SMALL_BYTES and filt.mean_cost(blocks[0]) >= _PROBE_MIN_COST:
+        first = bytes(first)  # the sample reuses the filter's buffers
+        if _choose_compression(filt) == zlib.Z_HUFFMAN_ONLY:
+            level, mem_level, strategy = _HUFFMAN_LEVEL, _HUFFMAN_MEM_LEVEL, zlib.Z_HUFFMAN_ONLY
 
-    if compress_level is None and height >= 64 and filt.size() >= _PARALLEL_BYTES:
-        parts = _deflate_in_two(image, filt, level, strategy)
+    if compress_level is None and strategy == _STRATEGY and _slow_to_deflate(filt, first):
+        parts = _deflate_in_two(filt, blocks, first)
     else:
         compressor = zlib.compressobj(level, zlib.DEFLATED, 15, mem_level, strategy)
-        parts = [
-            compressor.compress(filt.filter(start, stop).data) for start, stop in filt.blocks()
-        ]
+        parts = [compressor.compress(first)]
+        if filt.size() >= _THREAD_BYTES:
+            parts += _deflate_while_filtering(filt, blocks[1:], compressor)
+        else:
+            parts += [compressor.compress(filt.filter(*block).data) for block in blocks[1:]]
         parts.append(compressor.flush())
 
     ihdr = struct.pack(">IIBBBBB", width, height, 8, _COLOR_TYPE[channels], 0, 0, 0)
@@ -148,65 +164,94 @@ def _idat_chunks(parts: list[bytes]) -> list[bytes | memoryview]:
     return pieces
 
 
-def _adler32_combine(first: int, second: int, second_length: int) -> int:
-    """Adler-32 of A + B from those of A and B (zlib's adler32_combine)."""
-    base = 65521
-    rem = second_length % base
-    sum1 = first & 0xFFFF
-    sum2 = (rem * sum1) % base
-    sum1 += (second & 0xFFFF) + base - 1
-    sum2 += ((first >> 16) & 0xFFFF) + ((second >> 16) & 0xFFFF) + base - rem
-    return (sum1 % base) | ((sum2 % base) << 16)
+def _slow_to_deflate(filt: _RowFilter, first: bytes | memoryview) -> bool:
+    """Whether level 6 will take long on this image's filtered data, judged from how well the
+    first 16 KiB compress at level 1 (measured: 10 % or more goes with 15-200 ns per byte, under
+    5 % with 3-8 ns per byte); only images of 128 KiB to 4 MiB of filtered data qualify."""
+    if not _SPLIT_MIN_BYTES <= filt.size() <= _SPLIT_MAX_BYTES:
+        return False
+    sample = first[:_SPLIT_SAMPLE]
+    return len(zlib.compress(sample, 1)) >= _SPLIT_MIN_RATIO * len(sample)
 
 
-def _deflate_in_two(image: np.ndarray, filt: _RowFilter, level: int, strategy: int) -> list[bytes]:
-    """One zlib stream from two raw deflate streams made at once (zlib and most NumPy loops
-    release the GIL): a thread filters and deflates the first half of the rows and ends it with a
-    sync flush; this thread deflates the second half, primed with the last 32 KiB of the first
-    half's filtered bytes, which a decoder holds in its window at that point. The decoded bytes
-    are the same filtered scanlines as with one stream; the output is a few bytes larger."""
+def _deflate_in_two(
+    filt: _RowFilter, blocks: list[tuple[int, int]], first: bytes | memoryview
+) -> list[bytes]:
+    """One zlib stream deflated as two parts at once (zlib releases the GIL): a thread deflates
+    the first ``_SPLIT_AT`` of the rows at level 6 and ends with a sync flush; this thread the
+    rest at level 7, primed with the 32 KiB before it (what a decoder's window holds there). The
+    split costs a few dozen bytes; level 7 on the second part saves 1-17 % of it, so the file
+    stays smaller than one level-6 stream, in about 60 % of its time with two free cores."""
     import threading
 
-    split = filt.height // 2
-    first_half = filt.blocks(0, split)
-    second_half = filt.blocks(split, filt.height)
+    data = b"".join([bytes(first), *(bytes(filt.filter(*block)) for block in blocks[1:])])
+    row_bytes = filt.rowlen + 1
+    cut = max(1, round(filt.height * _SPLIT_AT)) * row_bytes
+    view = memoryview(data)
     result: dict[str, Any] = {}
 
     def deflate_first() -> None:
         try:
-            compressor = zlib.compressobj(level, zlib.DEFLATED, -15, 8, strategy)
-            adler, out = 1, []
-            for start, stop in first_half:
-                data = filt.filter(start, stop).data
-                adler = zlib.adler32(data, adler)
-                out.append(compressor.compress(data))
-            out.append(compressor.flush(zlib.Z_SYNC_FLUSH))
-            result["first"] = (out, adler)
+            compressor = zlib.compressobj(_LEVEL, zlib.DEFLATED, -15, _MEM_LEVEL, _STRATEGY)
+            result["first"] = compressor.compress(view[:cut]) + compressor.flush(zlib.Z_SYNC_FLUSH)
         except BaseException as exc:  # re-raised by the caller's thread
             result["error"] = exc
 
     worker = threading.Thread(target=deflate_first, name="npsummary-png", daemon=True)
     worker.start()
     try:
-        second = _RowFilter(image)
-        row_bytes = filt.rowlen + 1
-        window_rows = min(split, -(-_WINDOW // row_bytes))
-        window = bytes(second.filter(split - window_rows, split).data)[-_WINDOW:]
-        compressor = zlib.compressobj(level, zlib.DEFLATED, -15, 8, strategy, window)
-        adler, length, out = 1, 0, []
-        for start, stop in second_half:
-            data = second.filter(start, stop).data
-            adler = zlib.adler32(data, adler)
-            length += data.nbytes
-            out.append(compressor.compress(data))
-        out.append(compressor.flush())
+        window = view[max(0, cut - _WINDOW) : cut]
+        compressor = zlib.compressobj(
+            _LEVEL + 1, zlib.DEFLATED, -15, _MEM_LEVEL, _STRATEGY, bytes(window)
+        )
+        second = compressor.compress(view[cut:]) + compressor.flush()
     finally:
         worker.join()
     if "error" in result:
         raise result["error"]
-    first_out, first_adler = result["first"]
-    checksum = _adler32_combine(first_adler, adler, length)
-    return [b"\x78\x9c", *first_out, *out, struct.pack(">I", checksum)]
+    return [b"\x78\x9c", result["first"], second, struct.pack(">I", zlib.adler32(data))]
+
+
+def _deflate_while_filtering(
+    filt: _RowFilter, blocks: list[tuple[int, int]], compressor: Any
+) -> list[bytes]:
+    """Deflate ``blocks`` with ``compressor`` while a worker thread filters the next ones.
+
+    The worker copies each filtered block into a bounded queue (``_QUEUED_BLOCKS`` ahead, so
+    memory stays block-sized); this thread compresses them in order, so the stream is the one a
+    single thread writes. An error in either thread is raised here, after the worker has stopped.
+    """
+    import queue
+    import threading
+
+    ready: queue.Queue[bytes | BaseException | None] = queue.Queue(_QUEUED_BLOCKS)
+    stop = threading.Event()
+
+    def filter_blocks() -> None:
+        try:
+            for start, end in blocks:
+                if stop.is_set():
+                    break
+                ready.put(bytes(filt.filter(start, end)))
+        except BaseException as exc:  # re-raised by the caller's thread
+            ready.put(exc)
+        ready.put(None)  # always last, so the caller can drain up to it
+
+    worker = threading.Thread(target=filter_blocks, name="npsummary-png", daemon=True)
+    worker.start()
+    out = []
+    item: bytes | BaseException | None = b""
+    try:
+        while (item := ready.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            out.append(compressor.compress(item))
+    finally:
+        stop.set()
+        while item is not None:  # unblocks a worker waiting on a full queue
+            item = ready.get()
+        worker.join()
+    return out
 
 
 def _choose_compression(filt: _RowFilter) -> int:
@@ -218,7 +263,7 @@ def _choose_compression(filt: _RowFilter) -> int:
     sample = b"".join(bytes(filt.filter(s, min(height, s + strip_rows))) for s in starts.tolist())
     sizes = []
     for strategy in (_STRATEGY, zlib.Z_HUFFMAN_ONLY):
-        probe = zlib.compressobj(_LEVEL, zlib.DEFLATED, 15, 8, strategy)
+        probe = zlib.compressobj(_PROBE_LEVEL, zlib.DEFLATED, 15, 8, strategy)
         sizes.append(len(probe.compress(sample)) + len(probe.flush()))
     if sizes[0] >= (1.0 - _MIN_MATCH_GAIN) * sizes[1]:
         return zlib.Z_HUFFMAN_ONLY
@@ -257,10 +302,17 @@ class _RowFilter:
         self.costs = np.empty((_CANDIDATES, n), np.uint32 if length < 2**24 else np.uint64)
         self.out = np.empty((n, length + 1), np.uint8)
         self.row_index = np.arange(n, dtype=np.intp)
+        self.flat = self.cand.reshape(_CANDIDATES * n, length + 1)
 
     def size(self) -> int:
         """Bytes of filtered data (scanlines with their filter bytes)."""
         return int(self.height * (self.rowlen + 1))
+
+    def mean_cost(self, block: tuple[int, int]) -> float:
+        """Mean |residual as int8| per byte of the filters chosen for ``block``, which must be
+        the block last filtered."""
+        costs = self.costs[:, : block[1] - block[0]]
+        return float(int(costs.min(axis=0).sum()) / ((block[1] - block[0]) * self.rowlen))
 
     def blocks(self, first: int = 0, stop: int | None = None) -> list[tuple[int, int]]:
         """Row ranges of at most ``block_rows`` rows covering rows ``first:stop``."""
@@ -293,12 +345,13 @@ class _RowFilter:
         magnitude = self.magnitude[:, :n]
         # int8 abs(-128) wraps to -128, whose uint8 view is the right cost, 128.
         np.abs(cand[:, :, 1:].view(np.int8), out=magnitude.view(np.int8))
-        np.sum(magnitude, axis=2, dtype=costs.dtype, out=costs)
-        choice = np.argmin(costs, axis=0)
+        # Methods and ufunc reductions rather than np.sum/np.argmin/np.take: their Python
+        # wrappers are a noticeable part of a small image's encode.
+        np.add.reduce(magnitude, axis=2, dtype=costs.dtype, out=costs)
+        choice = costs.argmin(axis=0)
         choice *= self.block_rows
         choice += self.row_index[:n]
-        flat = self.cand.reshape(_CANDIDATES * self.block_rows, self.rowlen + 1)
-        out: np.ndarray = np.take(flat, choice, axis=0, out=self.out[:n], mode="clip")
+        out: np.ndarray = self.flat.take(choice, axis=0, out=self.out[:n], mode="clip")
         return out
 
 

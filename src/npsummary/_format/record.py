@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Iterator
 from importlib.machinery import ExtensionFileLoader, PathFinder
 from itertools import chain
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -174,7 +174,12 @@ class RecordError(ValueError):
 
     def __init__(self, message: str, offset: int) -> None:
         super().__init__(f"{message} (record at byte offset {offset})")
+        self.message = message
         self.offset = offset
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from its own arguments: a reader's worker process raises it to the caller.
+        return (type(self), (self.message, self.offset))
 
 
 class TruncatedRecordError(RecordError):

@@ -209,6 +209,10 @@ def _equal_edges(
 
 def _count(src: Source, st: Stats, edges: F64Array, *, uniform: bool) -> IntArray:
     """Counts of the finite values of ``src`` in the bins of ``edges`` (see _EdgeCounter)."""
+    if st.mn < edges[0] or st.mx > edges[-1]:
+        # equal-width edges narrower than the data (a zero-class extreme reported as the first
+        # such value): the arithmetic guess assumes every value in range
+        uniform = False
     counter = _EdgeCounter(edges, uniform=uniform)
     for c in finite_chunks(src, st.bad):
         counter.add(c)

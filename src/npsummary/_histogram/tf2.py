@@ -21,7 +21,7 @@ from .._common.convert import check_int
 from ._results import ArrayLike, F64Array, IntArray, NonFinite
 from ._source import Source, Stats, finite_chunks, in_two_threads, scan_minmax, split_in_two
 
-__all__ = ["DEFAULT_BUCKET_COUNT", "tf2_buckets"]
+__all__ = ["DEFAULT_BUCKET_COUNT", "tf2_buckets", "tf2_counts", "tf2_rows"]
 
 DEFAULT_BUCKET_COUNT = 30
 _INT32_MAX = 2**31 - 1
@@ -183,52 +183,69 @@ def tf2_buckets(
     k = _check_bucket_count(bucket_count)
     src = Source(values)
     st = scan_minmax(src)
-    nf = st.nonfinite
-    if k == 0 or st.n == 0:
-        return np.zeros((k, 3)), nf
-    mn = np.float64(st.mn)
-    mx = np.float64(st.mx)
+    counts = None
+    if k and st.n and st.mn != st.mx:
+        counts = tf2_counts(src, st, st.mn, st.mx, k)
+    return tf2_rows(k, st.n, st.mn, st.mx, counts), st.nonfinite
+
+
+def tf2_rows(k: int, n: int, mn: float, mx: float, counts: IntArray | None) -> F64Array:
+    """The ``[k, 3]`` rows of ``n`` finite values in ``[mn, mx]`` with these ``counts``
+    (ignored, and may be None, for no data, ``k == 0`` or constant data)."""
+    if k == 0 or n == 0:
+        return np.zeros((k, 3))
     out = np.empty((k, 3))
     if mn == mx:
         out[:, 0] = mn
         out[:, 1] = mn
         out[:, 2] = 0.0
-        out[k - 1, 2] = st.n
-        return out, nf
-    counts, edges = _counts_and_edges(src, st, mn, mx, k)
+        out[k - 1, 2] = n
+        return out
+    edges = _edges(np.float64(mn), np.float64(mx), k)
     out[:, 0] = edges[:-1]
     out[:, 1] = edges[1:]
-    out[:, 2] = counts
-    return out, nf
+    out[:, 2] = 0.0 if counts is None else counts
+    return out
 
 
-def _counts_and_edges(
-    src: Source, st: Stats, mn: np.float64, mx: np.float64, k: int
-) -> tuple[IntArray, F64Array]:
-    """Counts and ``k + 1`` edges of the finite values of non-constant data in ``[mn, mx]``."""
+def _scale(mn: np.float64, mx: np.float64, k: int) -> tuple[float, float]:
+    """``(width, scale)``: the bucket width, and the power of two the values are scaled by
+    where ``max - min`` overflows or the width underflows (1.0 elsewhere)."""
     with np.errstate(over="ignore"):
         rng = mx - mn
     width = rng / k
-    scale = 1.0
     if not np.isfinite(rng):
-        scale = 0.25
-    elif width == 0.0:
-        scale = 2.0**900
+        return float(width), 0.25
+    if width == 0.0:
+        return float(width), 2.0**900
+    return float(width), 1.0
+
+
+def _edges(mn: np.float64, mx: np.float64, k: int) -> F64Array:
+    """The ``k + 1`` edges of non-constant data in ``[mn, mx]``."""
+    _, scale = _scale(mn, mx, k)
     if scale != 1.0:
-        counts = _tf2_counts_scaled(src, st, float(mn), float(mx), k, scale)
         edges = np.linspace(mn * scale, mx * scale, k + 1) / scale
         edges[0], edges[-1] = mn, mx
-    else:
-        multiply = (
-            src.work == np.float32
-            and st.n >= (1 << 20)
-            and k <= 4096
-            and _reciprocal_is_exact(float(mn), float(mx), float(width), k)
-        )
-        counts = _count(src, st, k, float(mn), float(width), multiply)
-        with np.errstate(over="ignore", invalid="ignore"):  # k * step may round past max
-            edges = np.linspace(mn, mx, k + 1)
-    return counts, edges
+        return edges
+    with np.errstate(over="ignore", invalid="ignore"):  # k * step may round past max
+        return np.linspace(mn, mx, k + 1)
+
+
+def tf2_counts(src: Source, st: Stats, mn: float, mx: float, k: int) -> IntArray:
+    """The counts of the finite values of ``src`` (``st``: its scan) in the ``k`` buckets of
+    non-constant data in ``[mn, mx]``, which may be the extremes of more data than ``src``."""
+    mn64, mx64 = np.float64(mn), np.float64(mx)
+    width, scale = _scale(mn64, mx64, k)
+    if scale != 1.0:
+        return _tf2_counts_scaled(src, st, mn, mx, k, scale)
+    multiply = (
+        src.work == np.float32
+        and st.n >= (1 << 20)
+        and k <= 4096
+        and _reciprocal_is_exact(mn, mx, width, k)
+    )
+    return _count(src, st, k, mn, width, multiply)
 
 
 def _count(src: Source, st: Stats, k: int, mn: float, width: float, multiply: bool) -> IntArray:

@@ -28,7 +28,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["S3Location", "connect", "list_directory", "os_error", "split_s3_url"]
+__all__ = ["S3Location", "connect", "error_codes", "list_directory", "os_error", "split_s3_url"]
 
 #: S3 error codes and HTTP statuses read as "no such bucket or key".
 _MISSING = frozenset({"NoSuchKey", "NoSuchBucket", "404", "NotFound"})
@@ -58,10 +58,12 @@ def split_s3_url(url: str) -> tuple[str, str]:
 _LOADER: Any = None
 
 
-def connect() -> Any:
+def connect(pool: int | None = None) -> Any:
     """A new S3 client: ``S3_ENDPOINT`` if set (as tensorboardX and TensorBoard), else boto3's
     own configuration. Built on a session of its own (a session is not safe to share across
-    threads); boto3's clients are botocore's, so botocore (installed with boto3) builds it."""
+    threads); boto3's clients are botocore's, so botocore (installed with boto3) builds it.
+    ``pool``: connections kept open at once (botocore's default is 10), for a caller that has
+    more requests in flight (a client is safe to share across threads)."""
     global _LOADER
     import botocore.session
 
@@ -71,7 +73,12 @@ def connect() -> Any:
     else:
         session.register_component("data_loader", _LOADER)
     endpoint = os.environ.get("S3_ENDPOINT") or None
-    return session.create_client("s3", endpoint_url=endpoint)
+    if pool is None:
+        return session.create_client("s3", endpoint_url=endpoint)
+    from botocore.config import Config
+
+    config = Config(max_pool_connections=pool)
+    return session.create_client("s3", endpoint_url=endpoint, config=config)
 
 
 class _Client:
@@ -102,7 +109,8 @@ class _Client:
         return conditional
 
 
-def _statuses(exc: BaseException) -> set[str]:
+def error_codes(exc: BaseException) -> set[str]:
+    """The S3 error code and HTTP status of a botocore error answer (empty for other errors)."""
     response = getattr(exc, "response", None)
     if not isinstance(response, dict):
         return set()
@@ -113,7 +121,7 @@ def _statuses(exc: BaseException) -> set[str]:
 
 def os_error(exc: BaseException, url: str) -> OSError:
     """``exc`` (a botocore error) as the OSError of the same meaning, naming ``url``."""
-    codes = _statuses(exc)
+    codes = error_codes(exc)
     if codes & _MISSING:
         return FileNotFoundError(errno.ENOENT, f"{url}: {exc}")
     if codes & _REFUSED:
@@ -176,7 +184,7 @@ class S3Location:
             return bytes(answer["Body"].read())
         except Exception as exc:
             error = os_error(exc, self.url_of(name))
-            if isinstance(error, FileNotFoundError) and "NoSuchBucket" not in _statuses(exc):
+            if isinstance(error, FileNotFoundError) and "NoSuchBucket" not in error_codes(exc):
                 return None
             raise error from exc
 
@@ -217,7 +225,7 @@ class S3Location:
         try:
             client.head_object(Bucket=self._bucket, Key=key)
         except Exception as exc:
-            codes = _statuses(exc)
+            codes = error_codes(exc)
             if codes & _MISSING and "NoSuchBucket" not in codes:
                 return False
             if codes & _REFUSED:  # write-only credentials: the conditional put still guards
@@ -231,7 +239,7 @@ class S3Location:
                 client.put_object(Bucket=self._bucket, Key=key, Body=data, IfNoneMatch="*")
                 return
             except Exception as exc:
-                codes = _statuses(exc)
+                codes = error_codes(exc)
                 if codes & _TAKEN:
                     raise FileExistsError(errno.EEXIST, "exists") from exc
                 if not codes & _UNSUPPORTED:

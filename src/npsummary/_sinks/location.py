@@ -18,7 +18,14 @@ import importlib
 import inspect
 from typing import Any, Protocol
 
-__all__ = ["Location", "RunDirectory", "open_location", "protocols_of", "through_boto3"]
+__all__ = [
+    "Location",
+    "RunDirectory",
+    "open_location",
+    "protocols_of",
+    "resolve_url",
+    "through_boto3",
+]
 
 
 class RunDirectory(Protocol):
@@ -65,8 +72,8 @@ def through_boto3(url: str) -> bool:
         return False
     if not _importable("boto3"):
         raise ImportError(
-            f"logdir {url!r} is on S3 and needs s3fs (pip install 'npsummary[remote]' s3fs) "
-            "or boto3 (pip install boto3)"
+            f"logdir {url!r} is on S3 and needs s3fs (pip install s3fs) or boto3 "
+            "(pip install boto3)"
         )
     return True
 
@@ -75,7 +82,7 @@ def through_boto3(url: str) -> bool:
 _OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"})
 
 
-def _resolve(url: str) -> tuple[Any, str]:
+def resolve_url(url: str) -> tuple[Any, str]:
     """``(filesystem, path)`` for ``url``; a clear ImportError names the package to install."""
     protocol = url.partition("://")[0].split("::")[-1].lower()
     try:
@@ -83,7 +90,7 @@ def _resolve(url: str) -> tuple[Any, str]:
         from fsspec.registry import known_implementations
     except ImportError as exc:
         raise ImportError(
-            f"logdir {url!r} is a URL; remote logdirs need fsspec: pip install 'npsummary[remote]'"
+            f"logdir {url!r} is a URL; remote logdirs need fsspec: pip install fsspec"
         ) from exc
     try:
         fs, path = fsspec.core.url_to_fs(url)
@@ -127,7 +134,7 @@ class Location:
         self.url = url.rstrip("/")
         self._given = given or (fs is not None and not path)
         if fs is None:
-            fs, path = _resolve(self.url)
+            fs, path = resolve_url(self.url)
         elif not path:
             path = str(fs._strip_protocol(self.url)).rstrip("/")
         self._fs: Any = fs
@@ -145,7 +152,7 @@ class Location:
     def _filesystem(self) -> Any:
         fs = self._fs
         if fs is None:  # a forked child
-            fs, self._path = _resolve(self.url)
+            fs, self._path = resolve_url(self.url)
             self._fs = fs
         return fs
 

@@ -10,10 +10,12 @@ working directory.
 ``projector_config.pbtxt`` lists every embedding of the run and is only ever extended, safely
 across processes:
 
-* Local logdirs: each update holds an OS lock (``fcntl.flock`` on
-  ``<logdir>/.projector_config.lock``; ``msvcrt.locking`` on Windows) while it re-reads the file,
-  adds its block and renames a complete new file into place. Writers of any process on one host,
-  or on a shared file system that honours ``flock``, never lose an entry.
+* Local logdirs: each update holds an OS lock (``fcntl.flock``; ``msvcrt.locking`` on Windows)
+  on ``<logdir>/.projector_config.lock`` while it re-reads the file, adds its block and renames a
+  complete new file into place. Writers of any process on one host, or on a shared file system
+  that honours ``flock``, never lose an entry. The lock file exists only while an update holds
+  it (see :func:`_os_lock`), so nothing is left in the run folder: torch and tensorboardX leave
+  no such file, and tools that compare or sync run folders would see it.
 * URL logdirs (object stores have neither locks nor renames): each embedding first stores its
   block as an object of its own, ``projector_config.d/<unique>.pbtxt``, which is never
   overwritten; then the writer re-reads the config and the blocks, writes the config with every
@@ -39,7 +41,14 @@ from collections.abc import Iterable, Iterator
 from .._common.urls import is_url, local_path
 from .location import RunDirectory, open_location
 
-__all__ = ["CONFIG_NAME", "FRAGMENTS_NAME", "append_config", "save_embedding", "write_file"]
+__all__ = [
+    "CONFIG_NAME",
+    "FRAGMENTS_NAME",
+    "append_config",
+    "save_embedding",
+    "write_file",
+    "write_run_file",
+]
 
 CONFIG_NAME = "projector_config.pbtxt"
 #: Folder of a URL logdir holding one config block per embedding (see the module docstring).
@@ -106,6 +115,29 @@ def write_file(path: str, chunks: Iterable[bytes]) -> None:
         raise
 
 
+def write_run_file(logdir: str, name: str, data: bytes) -> None:
+    """Write ``data`` as ``<logdir>/<name>`` (``name``: ``/``-separated safe components, chosen
+    by the caller), replacing an earlier version, through the run's storage as
+    :func:`save_embedding` does: atomically into a local directory (also for ``file://``), or as
+    one object of the URL's location (fsspec, or boto3 for ``s3://`` where s3fs is missing).
+
+    Raises:
+      ImportError: the URL's filesystem is not installed (named in the message).
+      OSError: the storage refused the write.
+    """
+    parts = name.split("/")
+    local = local_path(logdir) if is_url(logdir) else logdir
+    if local is not None:
+        directory = os.path.join(local, *parts[:-1])
+        os.makedirs(directory, exist_ok=True)
+        write_file(os.path.join(directory, parts[-1]), [data])
+        return
+    target = open_location(logdir)
+    for part in parts[:-1]:
+        target = target.child(part)
+    target.replace(parts[-1], data)
+
+
 def append_config(logdir: str, block: str) -> None:
     """Add ``block`` to ``<logdir>/projector_config.pbtxt`` unless it is there already, holding
     the process lock and the OS lock of the logdir."""
@@ -116,29 +148,74 @@ def append_config(logdir: str, block: str) -> None:
 
 @contextlib.contextmanager
 def _os_lock(path: str) -> Iterator[None]:
-    """An exclusive OS lock on ``path`` (created if missing, never through a link)."""
+    """An exclusive OS lock named ``path``, a file that exists only while the lock is held.
+
+    The file is created if missing (never through a link) and locked; a holder whose file is no
+    longer the one at ``path`` (its previous holder removed it) starts again with the new one.
+    On POSIX the holder removes the file before it unlocks, so a waiter that then gets the old
+    file's lock sees it gone; at most one process holds the lock of the file at ``path``. On
+    Windows an open file cannot be removed: the holder removes it after closing, unless another
+    process has it open (and will remove it in turn).
+    """
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags, 0o666)
-    try:
-        if sys.platform == "win32":
-            import msvcrt
-
-            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # retries for 10 s, then OSError
-            try:
-                yield
-            finally:
-                os.lseek(fd, 0, os.SEEK_SET)
-                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
+    while True:
+        fd = os.open(path, flags, 0o666)
+        try:
+            _lock(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        if _is_at(fd, path):
+            break
+        _unlock(fd)
         os.close(fd)
+    try:
+        yield
+    finally:
+        # The update is done: a lock file that cannot be removed only stays behind, as before.
+        try:
+            if sys.platform != "win32":
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+        finally:
+            _unlock(fd)
+            os.close(fd)
+        if sys.platform == "win32":
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def _is_at(fd: int, path: str) -> bool:
+    """Whether the open file ``fd`` is the file at ``path`` (not a link, not removed)."""
+    try:
+        named = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino)
+
+
+def _lock(fd: int) -> None:
+    if sys.platform == "win32":
+        import msvcrt
+
+        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # retries for 10 s, then OSError
+    else:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _unlock(fd: int) -> None:
+    if sys.platform == "win32":
+        import msvcrt
+
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _append(path: str, block: str) -> None:

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._common.convert import (
-    as_array,
+    as_data_array,
     as_float64_array,
     as_real_array,
     check_int,
-    check_numeric,
+    check_process_group,
+    is_dtensor,
     tagged,
     to_float,
 )
@@ -32,7 +33,11 @@ from .metadata import PLUGIN_HISTOGRAMS, metadata_bytes
 from .tensor import tensor_bytes, tensor_value
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .._histogram import LegacyHistogram, NonFinite, VariableStats
+    from .._histogram.merge import Plan
+    from .spread import Spread
 
 __all__ = [
     "MAX_BUCKETS",
@@ -89,12 +94,50 @@ def _bucket_count(tag: str, name: str, value: Any) -> int:
     return check_int(value, name, tag=tag, maximum=MAX_BUCKETS)
 
 
-def tensorboardx_histogram(tag: str, values: Any, bins: Any, max_bins: Any) -> LegacyHistogram:
+def is_spread(values: Any, process_group: Any) -> bool:
+    """Whether a histogram of ``values`` is a collective call (a DTensor, or a process group):
+    every rank of the group must make it, writer or not."""
+    return process_group is not None or is_dtensor(values)
+
+
+def _spread(tag: str, values: Any, process_group: Any) -> Spread | None:
+    """This rank's part of spread ``values`` (see :mod:`.spread`), or None for local data."""
+    if not is_spread(values, process_group):
+        return None
+    from .spread import spread_values
+
+    return spread_values(tag, values, check_process_group(process_group, tag))
+
+
+_DEVICE_LIBRARIES = ("torch", "jax", "jaxlib", "cupy")
+_DEVICE: dict[str, Any] = {}
+
+
+def _on_device(tag: str, values: Any, plan: Callable[[], Plan]) -> Any:
+    """``plan``'s result for an array bucketed on its device (a torch tensor off the CPU, a
+    CuPy array, a JAX array on an accelerator or sharded), or None for the host cores."""
+    if type(values).__module__.partition(".")[0] not in _DEVICE_LIBRARIES:
+        return None
+    device = _DEVICE.get("module")
+    if device is None:  # imported once: this check runs on every torch tensor's histogram
+        from .._histogram import device as imported
+
+        device = _DEVICE["module"] = imported
+    library = device.device_library(values)
+    if library is None:
+        return None
+    return tagged(tag, device.histogram_on_device, library, values, plan())
+
+
+def tensorboardx_histogram(
+    tag: str, values: Any, bins: Any, max_bins: Any, process_group: Any = None
+) -> LegacyHistogram:
     """Histogram of ``values`` for ``add_histogram(bins=..., max_bins=...)``.
 
     ``bins`` is ``'tensorflow'`` (tensorboardX's and torch's ``default_bins`` edges, with the
     buckets they write), a NumPy rule name, a bin count or explicit edges; every argument is
-    converted here, so a broken one is a ``TypeError`` naming the tag.
+    converted here, so a broken one is a ``TypeError`` naming the tag. A DTensor, or values
+    with a ``process_group``, give the histogram of every rank's values (:mod:`.spread`).
     """
     from .._histogram import binned_histogram
 
@@ -108,19 +151,42 @@ def tensorboardx_histogram(tag: str, values: Any, bins: Any, max_bins: Any) -> L
         bins = as_real_array(bins, tag, "bins")
         if bins.ndim == 0:
             bins = _bucket_count(tag, "bins", bins)
-    histogram = tagged(tag, binned_histogram, as_array(values, tag), bins, max_bins)
+    from .._histogram.merge import MERGEABLE_RULES, tbx_plan
+
+    histogram: LegacyHistogram
+    spread = _spread(tag, values, process_group)
+    if spread is not None:
+        histogram = spread.histogram(tag, tagged(tag, tbx_plan, bins, max_bins))
+    else:
+        # rules needing the quantiles of the data are computed on the host
+        host_rule = isinstance(bins, str) and bins != "tensorflow" and bins not in MERGEABLE_RULES
+        on_device = None if host_rule else _on_device(tag, values, lambda: tbx_plan(bins, max_bins))
+        if on_device is not None:
+            histogram = on_device
+        else:
+            histogram = tagged(tag, binned_histogram, as_data_array(values, tag), bins, max_bins)
     if histogram.capped:
         warn_user(f"{tag!r}: {histogram.capped}", BinCountCappedWarning)
     return histogram
 
 
-def tf1_histogram_value(tag: str, values: Any) -> tuple[bytes, NonFinite]:
+def tf1_histogram_value(
+    tag: str, values: Any, process_group: Any = None
+) -> tuple[bytes, NonFinite]:
     """Legacy value of TF1's histogram of ``values`` (``tf.compat.v1.summary.histogram``: the
-    sum computed exactly), and the non-finite values it left out."""
+    sum computed exactly; spread values: the sum of each rank's sums), and the non-finite
+    values it left out."""
     from .._histogram import tf1_histogram
+    from .._histogram.merge import tf1_plan
 
-    array = check_numeric(as_array(values, tag), "values", tag=tag)
-    histogram = tagged(tag, tf1_histogram, array, exact_sum=True)
+    spread = _spread(tag, values, process_group)
+    if spread is not None:
+        histogram = spread.histogram(tag, tf1_plan())
+    else:
+        histogram = _on_device(tag, values, tf1_plan)
+        if histogram is None:
+            array = as_data_array(values, tag)
+            histogram = tagged(tag, tf1_histogram, array, exact_sum=True)
     return legacy_histogram_value(tag, histogram), histogram.nonfinite
 
 
@@ -129,19 +195,29 @@ def variable_summaries(tag: str, values: Any) -> tuple[VariableStats, bytes]:
     (tagged ``{tag}/histogram``), from one pass over the data (``add_variable_summaries``)."""
     from .._histogram import variable_stats
 
-    stats = tagged(tag, variable_stats, as_array(values, tag))
+    stats = tagged(tag, variable_stats, as_data_array(values, tag))
     return stats, legacy_histogram_value(f"{tag}/histogram", stats.histogram)
 
 
 def tf2_histogram_value(
-    tag: str, values: Any, buckets: Any, description: str | None
+    tag: str, values: Any, buckets: Any, description: str | None, process_group: Any = None
 ) -> tuple[bytes, NonFinite]:
     """TF2 ``[k, 3]`` histogram value of ``values``; ``buckets=None`` means 30, and a negative
-    count gives no buckets, as in TensorFlow."""
+    count gives no buckets, as in TensorFlow. Spread values: as :func:`tensorboardx_histogram`."""
     from .._histogram import DEFAULT_BUCKET_COUNT, tf2_buckets
 
     count = DEFAULT_BUCKET_COUNT if buckets is None else _bucket_count(tag, "buckets", buckets)
-    counts, nonfinite = tagged(tag, tf2_buckets, as_array(values, tag), max(count, 0))
+    from .._histogram.merge import tf2_plan
+
+    spread = _spread(tag, values, process_group)
+    if spread is not None:
+        counts, nonfinite = spread.histogram(tag, tf2_plan(max(count, 0)))
+    else:
+        on_device = _on_device(tag, values, lambda: tf2_plan(max(count, 0)))
+        if on_device is not None:
+            counts, nonfinite = on_device
+        else:
+            counts, nonfinite = tagged(tag, tf2_buckets, as_data_array(values, tag), max(count, 0))
     md = metadata_bytes(PLUGIN_HISTOGRAMS, description=description)
     rows = np.asarray(counts, dtype=np.float64).reshape(-1, 3)
     return tensor_value(tag, tensor_bytes(rows), md), nonfinite

@@ -117,12 +117,14 @@ def hparams_summaries(
     metric_tags: list[str],
     hparam_domain_discrete: Any = None,
     *,
-    bool_values: bool = False,
+    tensorboardx_values: bool = False,
 ) -> tuple[bytes, bytes, bytes]:
     """Serialized ``Summary`` protos: (experiment, session start, session end).
 
-    Booleans are the numbers 0/1, as torch records them; ``bool_values=True`` records them as
-    booleans (``DATA_TYPE_BOOL``), as tensorboardX does.
+    Booleans are the numbers 0/1, and a value of another type than bool, number, str or None is
+    refused, as torch does. ``tensorboardx_values=True`` follows tensorboardX instead: booleans
+    are booleans (``DATA_TYPE_BOOL``), a callable is its ``__name__``, and a value of any other
+    type (a list, a dict, ...) gets an entry of unset type and no value.
 
     Raises:
       TypeError: ``hparam_dict`` is not a dict, a key is not a str, a value has an unsupported
@@ -151,10 +153,18 @@ def hparams_summaries(
     experiment = proto.Experiment()
     for key, raw in hparam_dict.items():
         name = check_tag(key, "add_hparams: hparam_dict key")
-        value = _hparam_value(name, raw)
+        try:
+            value = _hparam_value(name, raw)
+        except HparamValueTypeError:
+            if not tensorboardx_values:
+                raise
+            if not callable(raw):
+                experiment.hparam_infos.add(name=name, type=proto.DATA_TYPE_UNSET)
+                continue
+            value = check_tag(getattr(raw, "__name__", str(raw)), f"hparam_dict[{name!r}]")
         if value is None:
             continue
-        if bool_values and isinstance(raw, (bool, np.bool_)):
+        if tensorboardx_values and isinstance(raw, (bool, np.bool_)):
             value = bool(raw)
         _set_value(start.hparams[name], value)
         info = experiment.hparam_infos.add(name=name)
@@ -167,7 +177,9 @@ def hparams_summaries(
         if key in domains:
             listing = info.domain_discrete
             listing.SetInParent()
-            as_bool = isinstance(value, bool)  # bool_values: the domain's 0/1 become booleans
+            as_bool = isinstance(
+                value, bool
+            )  # tensorboardx_values: the domain's 0/1 become booleans
             for item in _domain(name, float(value) if as_bool else value, domains[key]):
                 _set_value(listing.values.add(), bool(item) if as_bool else item)
     for tag in metric_tags:

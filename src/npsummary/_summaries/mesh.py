@@ -24,6 +24,7 @@ import numpy as np
 
 from .._common.convert import as_numeric_array
 from .metadata import PLUGIN_MESH
+from .tensor import fill_float_tensor
 
 __all__ = ["mesh_summary"]
 
@@ -107,9 +108,5 @@ def mesh_summary(
             shape=list(array.shape),
             components=0 if tensorboardx else components,
         ).SerializeToString()
-        tensor = value.tensor
-        tensor.dtype = proto.DT_FLOAT
-        for size in array.shape:
-            tensor.tensor_shape.dim.add().size = int(size)
-        tensor.float_val.extend(array.astype(np.float32).reshape(-1).tolist())
+        fill_float_tensor(value.tensor, array)
     return bytes(summary.SerializeToString())

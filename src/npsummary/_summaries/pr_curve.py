@@ -23,6 +23,7 @@ import numpy as np
 
 from .._common.convert import as_numeric_array, check_int
 from .metadata import PLUGIN_PR_CURVES
+from .tensor import fill_float_tensor
 
 __all__ = [
     "LIBRARY_MAX_THRESHOLDS",
@@ -128,11 +129,7 @@ def _value(tag: str, data: np.ndarray, num_thresholds: int) -> bytes:
     plugin_data.content = proto.PrCurvePluginData(
         version=0, num_thresholds=num_thresholds
     ).SerializeToString()
-    tensor = value.tensor
-    tensor.dtype = proto.DT_FLOAT
-    for size in data.shape:
-        tensor.tensor_shape.dim.add().size = int(size)
-    tensor.float_val.extend(data.astype(np.float32).reshape(-1).tolist())
+    fill_float_tensor(value.tensor, data)
     return bytes(value.SerializeToString())
 
 

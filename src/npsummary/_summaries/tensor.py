@@ -17,6 +17,7 @@ from .metadata import DT_STRING, DTYPE_NUMBERS
 
 __all__ = [
     "as_tensor_array",
+    "fill_float_tensor",
     "string_array",
     "tensor_bytes",
     "tensor_value",
@@ -85,6 +86,17 @@ def tensor_bytes(array: np.ndarray, tag: str = "") -> bytes:
     little_endian = array.dtype.newbyteorder("<")
     tensor.tensor_content = np.ascontiguousarray(array, dtype=little_endian).tobytes()
     return bytes(tensor.SerializeToString())
+
+
+def fill_float_tensor(tensor: Any, array: np.ndarray) -> None:
+    """Fill a ``TensorProto`` message as TensorBoard's mesh and PR-curve writers do: ``DT_FLOAT``,
+    the array's shape, and its values as float32 in ``float_val`` (not ``tensor_content``)."""
+    from .. import proto
+
+    tensor.dtype = proto.DT_FLOAT
+    for size in array.shape:
+        tensor.tensor_shape.dim.add().size = int(size)
+    tensor.float_val.extend(array.astype(np.float32).reshape(-1).tolist())
 
 
 def tensor_value(tag: str, tensor: bytes, metadata: bytes | None) -> bytes:

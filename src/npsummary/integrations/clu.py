@@ -31,6 +31,14 @@ subclass); the other names need CLU.
 Differences from CLU's ``SummaryWriter``: ``write_pointcloud`` (newer CLU) writes the mesh
 plugin's TF2 summaries as ``tensorboard.plugins.mesh.summary_v2.mesh`` does; ``write_videos``
 warns once and writes nothing, as CLU's does.
+
+Every process writes, as CLU's writers do through TensorFlow: no rank rule (``RANK``,
+``SLURM_PROCID``, ``jax.process_index()``, ... are not read); where processes would log the
+same values, pass ``just_logging=jax.process_index() > 0`` to :func:`create_default_writer`, as
+CLU's own examples do. ``logdir`` may be a path or any URL npsummary writes (``file://``,
+``memory://``, ``s3://``, ...); nothing is created outside it. After ``close()`` the write
+methods raise ``RuntimeError`` and ``flush``/``close`` do nothing, as with CLU's TensorFlow
+writer.
 """
 
 from __future__ import annotations
@@ -48,6 +56,8 @@ import numpy as np
 
 import npsummary
 from npsummary import hparams as hp
+
+from ._private import every_process_writer, run_path
 
 __all__ = [
     "AsyncMultiWriter",
@@ -141,7 +151,7 @@ class SummaryWriter(_Base):  # type: ignore[misc]
 
     def __init__(self, logdir: str | os.PathLike[str]) -> None:
         super().__init__()
-        self._summary_writer = npsummary.create_file_writer(os.fspath(logdir))
+        self._summary_writer = every_process_writer(logdir)
         self._warned_videos = False
 
     def write_summaries(
@@ -295,7 +305,7 @@ def create_default_writer(
         if logdir is not None:
             path = os.fspath(logdir)
             if collection is not None:
-                path = os.path.join(path, collection)
+                path = run_path(path, collection)
             writers.append(SummaryWriter(path))
     if asynchronous:
         return mw.AsyncMultiWriter(writers)

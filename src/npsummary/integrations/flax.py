@@ -13,6 +13,13 @@ nor TensorFlow; JAX arrays are accepted wherever Flax takes arrays.
 Differences: the event file name ends in ``.v2`` like TensorFlow's but carries npsummary's
 host/pid part; ``auto_flush=True`` flushes after each call as Flax does (through npsummary's
 writer, whose background thread also flushes every 2 s rather than TensorFlow's 120 s).
+
+Every process writes, as Flax's writer does through TensorFlow: no rank rule (``RANK``,
+``SLURM_PROCID``, ``jax.process_index()``, ... are not read); create the writer on
+``jax.process_index() == 0`` only where processes would log the same values, as Flax's examples
+do. ``log_dir`` may be a path or any URL npsummary writes (``file://``, ``memory://``,
+``s3://``, ...); nothing is created outside it. After :meth:`close`, every method but ``close``
+raises ``AttributeError``, as Flax's does.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import numpy as np
 import npsummary
 from npsummary import hparams as hp
 
-from ._private import default_writer_without_flush
+from ._private import default_writer_without_flush, every_process_writer
 
 __all__ = ["SummaryWriter"]
 
@@ -62,7 +69,7 @@ class SummaryWriter:
 
     def __init__(self, log_dir: str | os.PathLike[str], auto_flush: bool = True) -> None:
         log_dir = os.fspath(log_dir)
-        self._event_writer = npsummary.create_file_writer(log_dir)
+        self._event_writer = every_process_writer(log_dir)
         self._auto_flush = auto_flush
         self._closed = False
 

@@ -25,10 +25,20 @@ Differences from Keras under TensorFlow: tensors of any backend are converted wi
 not the trace summary ``batch_<n>`` (``tf.summary.trace_export``); ``tf.summary`` calls in the
 model's own code write nothing (Keras makes its TensorFlow writer the default during ``fit``;
 npsummary creates none); the event files' names carry npsummary's host/pid part.
+
+Every process writes, as Keras does through TensorFlow: no rank rule (``RANK``,
+``SLURM_PROCID``, ... are not read). In a job whose processes would log the same values, give
+the callback to one process only, as with Keras on TensorFlow. Every file goes into ``log_dir``
+through npsummary's storage, for a path and for every URL logdir (``file://``, ``memory://``,
+``s3://``, ``gs://``, ...): the event files, ``projector_config.pbtxt`` and the
+``embeddings_freq`` weights ``train/keras_embedding.ckpt-<epoch>.weights.h5`` (made in memory for
+a URL); nothing is created outside it. Keras's profiler writes through the backend's own
+profiler, which knows local paths (JAX raises for a URL it cannot write).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import warnings
 from collections.abc import Mapping
@@ -39,7 +49,7 @@ import keras  # type: ignore[import-not-found, unused-ignore]
 import npsummary
 from npsummary import hparams as hp
 
-from ._private import write_file
+from ._private import every_process_writer, local_logdir, write_run_file
 
 __all__ = ["KerasCallback", "TensorBoard", "keras_model_summary"]
 
@@ -61,7 +71,7 @@ def _numpy(data: Any) -> Any:
 class _Summary:
     """The ``tf.summary`` functions Keras's callback calls, writing through npsummary."""
 
-    create_file_writer = staticmethod(npsummary.create_file_writer)
+    create_file_writer = staticmethod(every_process_writer)
     record_if = staticmethod(npsummary.record_if)
     experimental = npsummary.experimental
 
@@ -193,6 +203,37 @@ class TensorBoard(keras.callbacks.TensorBoard):  # type: ignore[misc, unused-ign
                 "`keras.callbacks.TensorBoard` `embeddings_metadata` "
                 f"argument: {remaining.keys()}"
             )
-        os.makedirs(self._log_write_dir, exist_ok=True)
-        path = os.path.join(self._log_write_dir, "projector_config.pbtxt")
-        write_file(path, ["".join(blocks).encode("utf-8")])
+        data = "".join(blocks).encode("utf-8")
+        write_run_file(self._log_write_dir, "projector_config.pbtxt", data)
+
+    def _log_embeddings(self, epoch: int) -> None:
+        """The model's weights as ``train/keras_embedding.ckpt-<epoch>.weights.h5``, as Keras
+        saves them, into the logdir's storage (Keras needs TensorFlow's gfile for a URL)."""
+        name = f"keras_embedding.ckpt-{epoch}.weights.h5"
+        local = local_logdir(self._log_write_dir)
+        if local is not None:
+            self.model.save_weights(os.path.join(local, "train", name))
+        else:
+            write_run_file(self._log_write_dir, f"train/{name}", _weights_h5(self.model))
+
+
+def _weights_h5(model: Any) -> bytes:
+    """The ``.weights.h5`` file ``model.save_weights`` writes, made in memory: for a URL Keras
+    would write it to a local temporary file first, and npsummary creates none outside the
+    logdir."""
+    try:
+        from keras.src.saving import saving_lib  # type: ignore[import-not-found, unused-ignore]
+
+        buffer = io.BytesIO()
+        store = saving_lib.H5IOStore(buffer, mode="w")
+        saving_lib._save_state(
+            model, weights_store=store, assets_store=None, inner_path="", visited_saveables=set()
+        )
+        store.close()
+    except (ImportError, AttributeError, TypeError) as exc:  # a Keras without these internals
+        raise RuntimeError(
+            f"embeddings_freq on a URL logdir needs Keras's in-memory weights file "
+            f"(keras.src.saving.saving_lib.H5IOStore), which Keras {keras.__version__} lacks: "
+            f"{exc}; log to a local directory instead"
+        ) from exc
+    return buffer.getvalue()

@@ -14,6 +14,12 @@ step ``n`` — the files optuna-integration writes through TensorFlow. Needs Opt
 
 Differences: no deprecation warning (optuna-integration 4.9 deprecated its callback; this one
 is not going away), and the event file of each trial is closed once written.
+
+Every process writes, as optuna-integration does through TensorFlow: no rank rule (``RANK``,
+``SLURM_PROCID``, ... are not read). The workers of a distributed study (``srun -n 4`` on one
+storage) run distinct trials, each its own ``trial-<n>`` run, and every one reaches the HParams
+dashboard. ``dirname`` may be a path or any URL npsummary writes (``file://``, ``memory://``,
+``s3://``, ...); nothing is created outside it.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ import optuna  # type: ignore[import-not-found, unused-ignore]
 
 import npsummary
 from npsummary import hparams as hp
+
+from ._private import every_process_writer, run_path
 
 __all__ = ["TensorBoardCallback"]
 
@@ -61,7 +69,7 @@ class TensorBoardCallback:
             else:
                 hparams[param] = param_value
         run_name = f"trial-{trial.number}"
-        writer = npsummary.create_file_writer(os.path.join(self._dirname, run_name))
+        writer = every_process_writer(run_path(self._dirname, run_name))
         try:
             with writer.as_default():
                 hp.hparams(hparams, trial_id=run_name)

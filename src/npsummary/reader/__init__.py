@@ -12,7 +12,9 @@ TensorBoard's order.
     >>> from npsummary import reader
     >>> series = reader.scalars("runs")                 # {(run, tag): ScalarSeries}
     >>> s = series[(".", "loss")]; s.steps, s.values    # int64 and float64 arrays
-    >>> df = reader.to_pandas("runs")   # needs pandas: pip install 'npsummary[tables]'
+    >>> df = reader.to_pandas("runs")   # needs pandas: pip install pandas
+    >>> live = reader.Reader("runs"); live.scalars()   # again later: reads only what is new
+    >>> ddf = reader.to_dask("s3://bucket/sweep")    # read on Dask's workers: needs dask
 
 ``runs`` and ``tags`` filters are regular expressions matched with ``re.search``.
 """
@@ -27,16 +29,19 @@ from ._api import (
     histograms,
     hparams,
     images,
+    iter_runs,
     load,
     pr_curves,
     scalars,
     tensors,
     text,
 )
+from ._dask import to_dask
 from ._discover import Run
 from ._framing import ReadStats
 from ._histograms import NORMAL_HISTOGRAM_BPS, compress_histogram, legacy_to_buckets
 from ._io import FileSystem, LocalFileSystem, register_filesystem
+from ._live import Reader
 from ._logdata import Logdata
 from ._series import (
     AudioSeries,
@@ -48,7 +53,8 @@ from ._series import (
     TensorSeries,
     TextSeries,
 )
-from ._tables import to_arrow, to_pandas, to_parquet
+from ._storage.options import configure_fetch
+from ._tables import iter_batches, to_arrow, to_pandas, to_parquet
 from ._values import KINDS
 
 __all__ = [
@@ -64,17 +70,21 @@ __all__ = [
     "Logdata",
     "PrCurveSeries",
     "ReadStats",
+    "Reader",
     "Run",
     "ScalarSeries",
     "TensorSeries",
     "TextSeries",
     "audio",
     "compress_histogram",
+    "configure_fetch",
     "decode_gif",
     "events",
     "histograms",
     "hparams",
     "images",
+    "iter_batches",
+    "iter_runs",
     "legacy_to_buckets",
     "load",
     "pr_curves",
@@ -83,6 +93,7 @@ __all__ = [
     "tensors",
     "text",
     "to_arrow",
+    "to_dask",
     "to_pandas",
     "to_parquet",
 ]

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 from ._io import FileSystem
 
-__all__ = ["Run", "compile_filter", "discover"]
+__all__ = ["MAX_DEPTH", "Run", "compile_filter", "discover", "is_event_file"]
 
-_MAX_DEPTH = 64
+MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def discover(fs: FileSystem, path: str, runs: re.Pattern[str] | None = None) -> 
     found: list[Run] = []
     seen: set[Hashable] = set()
     level: list[tuple[bool, str, str]] = [(False, ".", path)]  # (through a link, name, path)
-    for depth in range(_MAX_DEPTH + 1):
+    for depth in range(MAX_DEPTH + 1):
         below: list[tuple[bool, str, str]] = []
         for _, name, directory in sorted(level):
             try:
@@ -88,7 +88,7 @@ def discover(fs: FileSystem, path: str, runs: re.Pattern[str] | None = None) -> 
                     files.append(full)
             if files and (runs is None or runs.search(name)):
                 found.append(Run(name, tuple(files)))
-        if not below or depth == _MAX_DEPTH:
+        if not below or depth == MAX_DEPTH:
             break
         level = below
     found.sort(key=lambda run: run.name)

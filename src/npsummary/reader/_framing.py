@@ -25,6 +25,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +41,7 @@ __all__ = [
     "payload_ok",
     "raw_crcs",
     "read_batches",
+    "skip_to",
     "stored_crcs",
 ]
 
@@ -128,14 +130,23 @@ def _headers(buf: bytes) -> tuple[IntArray, IntArray]:
     bytes ``p+4..p+7`` zero (a length fits in 31 bits) and a matching length CRC."""
     n = len(buf)
     keys = []
+    u8 = np.frombuffer(buf, np.uint8)
     for align in range(4):
         count = (n - align) // 4
         if count < 3:
             continue
         words = np.frombuffer(buf, "<u4", count=count, offset=align)
         k = np.flatnonzero(words[1 : count - 1] == 0)
-        lengths = words[k]
-        ok = length_crc_ok(lengths, words[k + 2])
+        if align and k.size * 8 > count:
+            # Many candidates (zeros): gathering them from an unaligned view costs NumPy
+            # several times what an aligned copy of the words costs.
+            words = u8[align : align + 4 * count].copy().view("<u4")
+        lengths, crcs = words[k], words[k + 2]
+        # Twelve zero bytes are no header (an empty record's length CRC is not 0); runs of
+        # zeros (a histogram's float64 zeros) are most of the candidates in a sweep's files.
+        some = np.flatnonzero(lengths | crcs)
+        k, lengths, crcs = k[some], lengths[some], crcs[some]
+        ok = length_crc_ok(lengths, crcs)
         k = k[ok]
         keys.append(((align + 4 * k) << 32) | lengths[ok].astype(np.int64))
     if not keys:
@@ -211,23 +222,43 @@ def payload_ok(buf: bytes, starts: IntArray, ends: IntArray) -> npt.NDArray[np.b
     return ok
 
 
+def skip_to(f: BinaryIO, count: int) -> None:
+    """Move a file just opened ``count`` bytes on: a seek, or reads where it cannot seek."""
+    try:
+        f.seek(count)
+        return
+    except (AttributeError, OSError):  # io.UnsupportedOperation is an OSError
+        pass
+    while count > 0:
+        data = f.read(min(count, CHUNK))
+        if not data:
+            return
+        count -= len(data)
+
+
 def read_batches(
     fs: FileSystem,
     path: str,
     stats: ReadStats,
+    start: int = 0,
     *,
     strict: bool = False,
     chunk: int = CHUNK,
 ) -> Iterator[RecordBatch]:
-    """Yield the checked records of the file ``path``, a chunk at a time, in file order."""
+    """Yield the checked records of the file ``path``, a chunk at a time, in file order.
+
+    ``start`` is a record boundary to read from (:class:`~npsummary.reader.Reader` resumes
+    where its last read ended); offsets in problems stay those of the whole file."""
     size = fs.size(path)
     stats.files += 1
-    stats.bytes += size
-    left = size
-    base = 0  # file offset of buf[0]
+    stats.bytes += max(size - start, 0)
+    left = size - start
+    base = start  # file offset of buf[0]
     buf = b""
     want = chunk
     with fs.open(path) as f:
+        if start:
+            skip_to(f, start)
         while True:
             data = f.read(min(want, left)) if left > 0 else b""
             left -= len(data)

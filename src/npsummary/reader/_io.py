@@ -1,6 +1,7 @@
 """The reader's only contact with storage: a tiny filesystem interface.
 
-Everything the reader does to storage goes through :class:`FileSystem`, so a remote filesystem
+Everything the reader does to storage goes through :class:`FileSystem` (a read's runs and files
+come from :func:`npsummary.reader._storage.sweep.open_sweep`), so a remote filesystem
 (for example an ``fsspec`` adapter) can be plugged in by implementing these five methods and
 registering it with :func:`register_filesystem`. The local implementation is the default; a
 path that is a URL (``s3://``, ``memory://``, ``file://`` ...) is served through fsspec, imported
@@ -102,10 +103,10 @@ def filesystem_for(path: str) -> FileSystem:
         from .._sinks.location import through_boto3
 
         if through_boto3(path):  # s3:// without s3fs, as npsummary wrote it
-            from ._s3boto import BotoS3FileSystem
+            from ._storage.boto_store import BotoS3FileSystem
 
             return BotoS3FileSystem(path)
-        from ._remotefs import FsspecFileSystem
+        from ._storage.fsspec_store import FsspecFileSystem
 
         return FsspecFileSystem(path)
     return _LOCAL

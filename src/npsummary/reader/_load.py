@@ -8,7 +8,7 @@ record's sequence number in the run, so a series keeps file order whichever path
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,13 +17,14 @@ import numpy as np
 from .. import proto
 from .._format.pngread import MAX_IMAGE_PIXELS
 from .._format.record import CorruptRecordError
-from ._discover import Run, discover
+from ._discover import Run
 from ._fastscalar import Checked, FastScalars, match_scalars
-from ._framing import ReadStats, RecordBatch, read_batches
-from ._io import FileSystem
+from ._framing import _HEADER, ReadStats, RecordBatch, _scan, payload_ok, read_batches
+from ._io import FileSystem, LocalFileSystem
+from ._storage.sweep import open_sweep
 from ._values import KINDS, convert, decode_media, kind_of
 
-__all__ = ["RunData", "load_runs"]
+__all__ = ["Options", "RunData", "iter_run_data", "load_runs", "merge_stats", "read_run"]
 
 
 @dataclass
@@ -46,6 +47,19 @@ class RunData:
 
     def scalar_arrays(self, tag: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         parts = self.scalars[tag]
+        if not parts.seq:  # finished: one part each, in file order
+            return parts.steps[0], parts.walls[0], parts.values[0]
+        if len(parts.seq) == 1:
+            seq, steps, walls, values = (
+                parts.seq[0],
+                parts.steps[0],
+                parts.walls[0],
+                parts.values[0],
+            )
+            if seq.size > 1 and not (seq[1:] > seq[:-1]).all():
+                order = np.argsort(seq, kind="stable")
+                steps, walls, values = steps[order], walls[order], values[order]
+            return steps, walls, values
         seq = np.concatenate(parts.seq)
         steps = np.concatenate(parts.steps)
         walls = np.concatenate(parts.walls)
@@ -54,6 +68,14 @@ class RunData:
             order = np.argsort(seq, kind="stable")
             steps, walls, values = steps[order], walls[order], values[order]
         return steps, walls, values
+
+    def finish(self) -> None:
+        """Join each tag's parts into its final arrays (and drop the sequence numbers): a run
+        read to its end then holds its output arrays and nothing else."""
+        for tag, parts in self.scalars.items():
+            if parts.seq:
+                steps, walls, values = self.scalar_arrays(tag)
+                self.scalars[tag] = _ScalarParts([], [steps], [walls], [values])
 
 
 class _Collector:
@@ -96,17 +118,18 @@ class _Collector:
             self.run.plugins[tag] = known
         return known[0]
 
-    def batch(self, batch: RecordBatch) -> None:
-        """Decode the (CRC-checked) records of a batch.
+    def batch(self, batch: RecordBatch, fast: FastScalars | None = None) -> None:
+        """Decode the (CRC-checked) records of a batch; ``fast``: its scalars, already
+        bulk-decoded (with those of other files: see :func:`read_runs`).
 
         Bulk-decoded scalars and protobuf-parsed records are filed so that a tag's kind still
         comes from its first value in file order: the parsed records are read first, and a tag
         first met in this batch takes the metadata of whichever path saw it first."""
         n = batch.starts.size
-        fast = None
         slow = np.ones(n, bool)
-        if n >= 64:
+        if fast is None and n >= 64:
             fast = match_scalars(batch.buf, batch.starts, batch.ends, self._checked)
+        if fast is not None:
             slow[fast.index] = False
         rest = np.flatnonzero(slow)
         events = self._parse(batch, rest)
@@ -221,6 +244,234 @@ class _Collector:
         self.stats.note(f"{path}: {where} skipped: {reason}")
 
 
+@dataclass(frozen=True)
+class Options:
+    """What to read from each run (see :func:`npsummary.reader.load`); picklable, so a worker
+    process gets the same options."""
+
+    kinds: frozenset[str] = frozenset(KINDS)
+    tags: re.Pattern[str] | None = None
+    strict: bool = False
+    decode: bool = False
+    max_image_pixels: int = MAX_IMAGE_PIXELS
+
+
+def read_run(
+    fs: FileSystem,
+    run: Run,
+    options: Options,
+    progress: Callable[[str, int], None] | None = None,
+    records_before: int = 0,
+) -> tuple[RunData, ReadStats]:
+    """Read one run: its data (finished, see :meth:`RunData.finish`) and what its read met.
+    ``progress`` is called after each chunk with the run's name and ``records_before`` plus
+    the records of this run read so far."""
+    stats = ReadStats()
+    data = RunData(run.name)
+    o = options
+    collector = _Collector(data, o.kinds, o.tags, stats, o.strict, o.decode, o.max_image_pixels)
+    for file in run.files:
+        for batch in read_batches(fs, file, stats, strict=o.strict):
+            collector.batch(batch)
+            if progress is not None:
+                progress(run.name, records_before + stats.records)
+    data.finish()
+    return data, stats
+
+
+_SMALL_FILE = 1 << 20  # files up to this size are read whole, with other runs' files
+_TOGETHER = 2 << 20  # bytes of small runs framed and decoded at once (measured best, 1-8 MB)
+
+
+def read_runs(fs: FileSystem, runs: list[Run], options: Options) -> list[tuple[RunData, ReadStats]]:
+    """:func:`read_run` of each of ``runs``, in order (one task of a worker process).
+
+    A sweep's runs are often small (a few hundred KB), and per file the framing, CRC and bulk
+    decoding cost dozens of NumPy calls whatever its size. So consecutive runs of small local
+    files (``_SMALL_FILE``) are read whole and end to end into one buffer of up to
+    ``_TOGETHER`` bytes, framed, CRC-checked and bulk-decoded at once, then filed run by run
+    and file by file exactly as :func:`read_run` files them. Only clean files go this way:
+    if the buffer is not one chain of valid records with a record starting at every file's
+    first byte and none crossing into the next file (a corrupt record, a torn tail, a file
+    that changed size), its runs are read again one file at a time by :func:`read_run`,
+    which reports what it meets as always."""
+    out: list[tuple[RunData, ReadStats]] = []
+    group: list[tuple[Run, list[int]]] = []
+    held = 0
+
+    def flush() -> None:
+        nonlocal held
+        if len(group) > 1:
+            together = _read_together(fs, group, options)
+            if together is not None:
+                out.extend(together)
+                group.clear()
+        for run, _ in group:
+            out.append(read_run(fs, run, options))
+        group.clear()
+        held = 0
+
+    for run in runs:
+        sizes = _small_sizes(fs, run)
+        if sizes is None:
+            flush()
+            out.append(read_run(fs, run, options))
+        else:
+            if held + sum(sizes) > _TOGETHER:
+                flush()
+            group.append((run, sizes))
+            held += sum(sizes)
+    flush()
+    return out
+
+
+def _small_sizes(fs: FileSystem, run: Run) -> list[int] | None:
+    """Sizes of the run's files if it is local and every file is small, else None."""
+    if not isinstance(fs, LocalFileSystem):
+        return None
+    try:
+        sizes = [fs.size(file) for file in run.files]
+    except OSError:
+        return None
+    return sizes if all(size <= _SMALL_FILE for size in sizes) else None
+
+
+def _read_together(
+    fs: FileSystem, group: list[tuple[Run, list[int]]], options: Options
+) -> list[tuple[RunData, ReadStats]] | None:
+    """The runs of ``group`` read from one buffer (see :func:`read_runs`), or None when any
+    of its files is not clean."""
+    parts: list[bytes] = []
+    paths: list[str] = []
+    try:
+        for run, sizes in group:
+            for file, size in zip(run.files, sizes, strict=True):
+                with fs.open(file) as f:
+                    content = f.read(size)
+                if len(content) != size:
+                    return None
+                parts.append(content)
+                paths.append(file)
+    except OSError:
+        return None
+    buf = b"".join(parts)
+    offsets = np.cumsum([0, *map(len, parts)])
+    del parts
+    scan = _scan(buf, final=True)
+    if scan.corrupt or scan.consumed != len(buf) or not scan.records.size:
+        return None
+    heads = scan.records
+    # Record ranges of each file; a record must start at each file's first byte and end in it.
+    first = np.searchsorted(heads, offsets)
+    inside = first[:-1] < first[1:]  # files with records
+    if not (heads[np.minimum(first[:-1], heads.size - 1)][inside] == offsets[:-1][inside]).all():
+        return None
+    ends = heads + _HEADER + scan.lengths
+    if not (ends <= np.repeat(offsets[1:], np.diff(first))).all():
+        return None
+    if (offsets[1:] > offsets[:-1])[~inside].any():  # bytes in a file but no record: not clean
+        return None
+    starts = heads + _HEADER
+    payload_ends = starts + scan.lengths
+    if not payload_ok(buf, starts, payload_ends).all():
+        return None
+    checked: Checked = {}
+    fast = match_scalars(buf, starts, payload_ends, checked)
+    cut = np.searchsorted(fast.index, first)
+    out: list[tuple[RunData, ReadStats]] = []
+    k = 0
+    o = options
+    for run, _ in group:
+        stats = ReadStats()
+        data = RunData(run.name)
+        collector = _Collector(data, o.kinds, o.tags, stats, o.strict, o.decode, o.max_image_pixels)
+        collector._checked = checked
+        for file in run.files:
+            a, b = int(first[k]), int(first[k + 1])
+            stats.files += 1
+            stats.bytes += int(offsets[k + 1] - offsets[k])
+            stats.records += b - a
+            if b > a:
+                i, j = int(cut[k]), int(cut[k + 1])
+                batch = RecordBatch(file, buf, starts[a:b], payload_ends[a:b], -int(offsets[k]))
+                sub = FastScalars(
+                    fast.index[i:j] - a,
+                    fast.group[i:j],
+                    fast.steps[i:j],
+                    fast.wall_times[i:j],
+                    fast.values[i:j],
+                    fast.tags,
+                    fast.metadata,
+                )
+                collector.batch(batch, sub)
+            k += 1
+        data.finish()
+        out.append((data, stats))
+    return out
+
+
+def merge_stats(total: ReadStats, part: ReadStats) -> None:
+    """Add what one run's read met to ``total``, as if both had been one read."""
+    total.files += part.files
+    total.bytes += part.bytes
+    total.records += part.records
+    total.corrupt_records += part.corrupt_records
+    total.corrupt_bytes += part.corrupt_bytes
+    total.torn_tails += part.torn_tails
+    total.torn_bytes += part.torn_bytes
+    total.bad_values += part.bad_values
+    for line in part.problems:
+        total.note(line)
+
+
+def iter_run_data(
+    fs: FileSystem,
+    path: str,
+    *,
+    kinds: Iterable[str] = KINDS,
+    runs: re.Pattern[str] | None = None,
+    tags: re.Pattern[str] | None = None,
+    strict: bool = False,
+    decode: bool = False,
+    max_image_pixels: int = MAX_IMAGE_PIXELS,
+    stats: ReadStats | None = None,
+    progress: Callable[[str, int], None] | None = None,
+    workers: int | None = None,
+) -> Iterator[tuple[RunData, ReadStats]]:
+    """Read every run under ``path``, yielding each (with what its own read met) as soon as it
+    and every run before it are read: runs in name order, each equal to what a serial read
+    gives, bit for bit.
+
+    ``stats`` gets each run's counts and problems as it is yielded (in the same order and with
+    the same lines as one serial read). ``workers`` is the number of processes
+    (:func:`._parallel.worker_count`; 1 reads in this thread). ``progress`` is called with a
+    run's name and the records read so far: after each chunk when serial, after each group of
+    runs with workers. Only a bounded number of runs is in flight, so memory holds the runs
+    the caller keeps plus a few per worker."""
+    from ._parallel import ordered_map, split, worker_count
+
+    options = Options(frozenset(kinds), tags, strict, decode, max_image_pixels)
+    total = stats if stats is not None else ReadStats()
+    found, fs = open_sweep(fs, path, runs)
+    count = worker_count(workers, fs, found)
+    if count <= 1:
+        from ._parallel import split
+
+        for group in split(found, 1):
+            for data, part in read_runs(fs, group, options):
+                merge_stats(total, part)
+                if progress is not None:
+                    progress(data.name, total.records)
+                yield data, part
+        return
+    for results in ordered_map(read_runs, fs, split(found, count), options, count):
+        for data, part in results:
+            merge_stats(total, part)
+            if progress is not None:
+                progress(data.name, total.records)
+            yield data, part
+
+
 def load_runs(
     fs: FileSystem,
     path: str,
@@ -233,20 +484,25 @@ def load_runs(
     max_image_pixels: int = MAX_IMAGE_PIXELS,
     stats: ReadStats | None = None,
     progress: Callable[[str, int], None] | None = None,
+    workers: int | None = None,
 ) -> tuple[list[RunData], ReadStats]:
-    """Read every run under ``path`` (see :func:`npsummary.reader.load`); ``progress`` is
-    called after each chunk with the run's name and the records read so far."""
-    kinds = frozenset(kinds)
+    """Read every run under ``path`` (see :func:`npsummary.reader.load`) into a list; the
+    arguments are :func:`iter_run_data`'s."""
     stats = stats if stats is not None else ReadStats()
-    out: list[RunData] = []
-    found: list[Run] = discover(fs, path, runs)
-    for run in found:
-        data = RunData(run.name)
-        collector = _Collector(data, kinds, tags, stats, strict, decode, max_image_pixels)
-        for file in run.files:
-            for batch in read_batches(fs, file, stats, strict=strict):
-                collector.batch(batch)
-                if progress is not None:
-                    progress(run.name, stats.records)
-        out.append(data)
+    out = [
+        data
+        for data, _ in iter_run_data(
+            fs,
+            path,
+            kinds=kinds,
+            runs=runs,
+            tags=tags,
+            strict=strict,
+            decode=decode,
+            max_image_pixels=max_image_pixels,
+            stats=stats,
+            progress=progress,
+            workers=workers,
+        )
+    ]
     return out, stats

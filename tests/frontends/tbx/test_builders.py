@@ -251,3 +251,32 @@ def test_patched_builders_return_the_librarys_summary_class(library: str) -> Non
     finally:
         npsummary.unpatch()
     assert type(module.scalar("loss", 0.5)) is their_class  # the library's own again
+
+
+_EVERY_RANK_CALL: dict[str, Callable[[Any], Any]] = {
+    **CALLS,
+    "image": lambda m: m.image("img", np.zeros((3, 4, 4)), dataformats="CHW"),
+    "audio": lambda m: m.audio("snd", np.zeros(64), 8000),
+    "video": lambda m: m.video("vid", np.zeros((1, 2, 3, 8, 8))),
+    "mesh": lambda m: m.mesh("m", np.zeros((1, 3, 3)), None, None, None),
+}
+
+
+@pytest.mark.parametrize("variable", ["RANK", "LOCAL_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"])
+@pytest.mark.parametrize("builders", [tbx_builders, torch_builders], ids=["tbx", "torch"])
+@pytest.mark.parametrize("name", sorted(_EVERY_RANK_CALL))
+def test_builders_return_their_summary_on_every_rank(
+    monkeypatch: pytest.MonkeyPatch, variable: str, builders: Any, name: str
+) -> None:
+    """Builders are pure functions: on a rank whose writers are silent they still return the
+    Summary, as torch's and tensorboardX's do (issue 29, item 3: IndexError before)."""
+
+    def summaries() -> list[Any]:
+        result = _EVERY_RANK_CALL[name](builders)
+        return list(result) if isinstance(result, tuple) else [result]  # hparams: three
+
+    expected = summaries()
+    monkeypatch.setenv(variable, "1")
+    got = summaries()
+    assert [s.SerializeToString() for s in got] == [s.SerializeToString() for s in expected]
+    assert all(len(s.value) >= 1 for s in got)

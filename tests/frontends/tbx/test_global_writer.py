@@ -63,3 +63,35 @@ def test_patch_installs_it_on_tensorboardx() -> None:
     finally:
         npsummary.unpatch()
     assert tensorboardX.GlobalSummaryWriter is original
+
+
+def test_it_keeps_logging_after_close(tmp_path: Path) -> None:
+    """As tensorboardX's: close() ends this process's file, a later call opens a new one and
+    the steps go on (issue 29, item 4: BrokenPipeError before)."""
+    writer = GlobalSummaryWriter(str(tmp_path))
+    writer.add_scalar("loss", 0.5)
+    writer.close()
+    writer.add_scalar("loss", 0.25)
+    writer.add_text("note", "after close")
+    writer.close()
+    writer.close()  # twice is fine
+    series = reader.scalars(str(tmp_path))[(".", "loss")]
+    assert series.steps.tolist() == [0, 1]
+    assert series.values.tolist() == [0.5, 0.25]
+
+
+def test_get_summary_writer_hands_out_a_working_writer_after_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npsummary._frontends.tbx import global_writer
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(global_writer, "_global_writer", None)
+    first = GlobalSummaryWriter.getSummaryWriter()
+    first.add_scalar("x", 1.0)
+    first.close()
+    again = GlobalSummaryWriter.getSummaryWriter()
+    again.add_scalar("x", 2.0)
+    again.close()
+    (series,) = reader.scalars(str(tmp_path / "runs")).values()
+    assert series.values.tolist() == [1.0, 2.0]

@@ -92,3 +92,26 @@ def test_bad_text_and_audio_name_the_tag(call, error) -> None:  # type: ignore[n
     with pytest.raises(error, match=r"'[ta]'"):
         call(writer)
     assert writer.sink.payloads == []
+
+
+@pytest.mark.parametrize("shape", [(2, 1000), (3, 500), (1000, 3), (1, 2, 400)])
+@pytest.mark.parametrize("writer_class", [SummaryWriter, TensorboardXSummaryWriter])
+def test_channels_first_audio_is_refused_as_the_libraries_assert(
+    shape: tuple[int, ...], writer_class: type[SummaryWriter]
+) -> None:
+    """(2, L), torchaudio's layout, was written as L channels of 2 frames (issue 29, item 6);
+    torch and tensorboardX assert: the error is a ValueError and an AssertionError."""
+    writer = writer_class(MemorySink())
+    with pytest.raises(ValueError, match=r"'stereo'.*channels last.*clip\.T") as info:
+        writer.add_audio("stereo", np.zeros(shape), 0)
+    assert isinstance(info.value, AssertionError)
+    assert writer.sink.payloads == []
+    writer.add_audio("stereo", np.zeros((1000, 2)), 0)  # the writer stays usable
+    assert len(writer.sink.payloads) == 1
+
+
+@pytest.mark.parametrize("shape", [(1000,), (1, 1000), (1000, 1), (1000, 2), (1, 1, 1000)])
+def test_audio_layouts_the_libraries_take(shape: tuple[int, ...]) -> None:
+    writer = SummaryWriter(MemorySink())
+    writer.add_audio("ok", np.zeros(shape), 0)
+    assert len(writer.sink.payloads) == 1

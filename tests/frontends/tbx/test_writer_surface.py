@@ -14,7 +14,7 @@ import pytest
 
 import npsummary
 from conftest import only_event_file, read_events
-from npsummary import MemorySink, SummaryWriter, proto
+from npsummary import MemorySink, SummaryWriter, TensorboardXSummaryWriter, proto
 
 summary_pb2 = pytest.importorskip("tensorboard.compat.proto.summary_pb2")
 event_pb2 = pytest.importorskip("tensorboard.compat.proto.event_pb2")
@@ -77,8 +77,18 @@ def test_tensorboardx_positions_are_display_name_and_description() -> None:
 def test_bad_double_precision_is_refused_with_the_tag() -> None:
     writer = SummaryWriter(MemorySink())
     with pytest.raises(TypeError, match=r"'x'.*double_precision"):
-        writer.add_scalar("x", 1.0, new_style=True, double_precision="yes")
+        writer.add_scalar("x", 1.0, new_style=True, double_precision=np.array([1, 0]))
     assert writer.sink.payloads == []
+
+
+def test_flags_are_read_as_if_value_reads_them() -> None:
+    """torch and tensorboardX test new_style, double_precision and write_to_disk with ``if``:
+    1 and 0 are flags, as close=1 and decode=1 are elsewhere (one rule: check_flag)."""
+    sink = MemorySink()
+    SummaryWriter(sink).add_scalar("x", 1.0, 1, new_style=1, double_precision=0)
+    (event,) = [proto.Event.FromString(p) for p in sink.payloads if b"x" in p]
+    assert event.summary.value[0].HasField("tensor")
+    TensorboardXSummaryWriter(MemorySink(), write_to_disk=1).close()
 
 
 # -- file_writer / all_writers --------------------------------------------------------------------

@@ -290,8 +290,8 @@ def test_file_writer_sends_metadata_again_in_every_new_file(tmp_path: Path) -> N
 
 def test_file_writer_refused_summary_marks_nothing_sent(tmp_path: Path) -> None:
     writer = v1.FileWriter(str(tmp_path / "run"))
-    with pytest.raises(TypeError):
-        writer.add_summary(v1.text("note", "refused"), 1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        writer.add_summary(v1.text("note", "refused"), float("nan"))
     writer.add_summary(v1.text("note", "kept"), 2)
     writer.close()
     assert _text_metadata_flags(event_files(tmp_path / "run")[0]) == [True]

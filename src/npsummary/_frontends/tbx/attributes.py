@@ -13,8 +13,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
+from ..._common.convert import check_flag
 from .base import TbxWriterBase
 from .file_writer import MetadataDefaults, RunFileWriter
 
@@ -27,8 +26,7 @@ COMET_DISABLED: dict[str, Any] = {"disabled": True}
 def check_tbx_options(write_to_disk: Any, comet_config: Any, kwargs: dict[str, Any]) -> bool:
     """tensorboardX's extra constructor arguments: what npsummary can honour, or a clear error.
     Returns ``write_to_disk`` as a bool."""
-    if not isinstance(write_to_disk, (bool, np.bool_)):
-        raise TypeError(f"write_to_disk must be a bool, got {write_to_disk!r}")
+    write_to_disk = check_flag(write_to_disk, "write_to_disk")
     if comet_config is not None and not (
         isinstance(comet_config, dict) and comet_config.get("disabled") is True
     ):

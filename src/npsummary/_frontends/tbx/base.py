@@ -20,7 +20,7 @@ from ..._sinks.eventfile import hostname
 from .file_writer import MetadataDefaults
 
 if TYPE_CHECKING:
-    from ..._common.types import StepLike
+    from ..._common.types import GlobalStepLike, StepLike
 
 __all__ = ["TbxWriterBase"]
 
@@ -112,9 +112,9 @@ class TbxWriterBase(RankGated, WriterHandle):
         """The sink receiving this writer's events."""
         return self._get_writer().sink
 
-    def set_step(self, step: StepLike) -> None:
+    def set_step(self, step: GlobalStepLike) -> None:
         """Set the step used by ``add_*`` calls that pass ``global_step=None``."""
-        self._step = to_step(step, "set_step")
+        self._step = to_step(step, "set_step", truncate=True)
 
     def _resolve(self, tag: Any, global_step: Any, walltime: Any) -> tuple[str, int, float]:
         """The checked tag, step and wall time of one call (the hot path stays cheap)."""
@@ -124,7 +124,7 @@ class TbxWriterBase(RankGated, WriterHandle):
         elif type(global_step) is int and INT64_MIN <= global_step <= INT64_MAX:
             step = global_step
         else:
-            step = to_step(global_step, tag)
+            step = to_step(global_step, tag, truncate=True)
         if walltime is None:
             wall = time.time() if self._meta.walltime is None else self._meta.walltime
         else:

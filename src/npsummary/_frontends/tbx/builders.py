@@ -25,7 +25,9 @@ def _logged(writer_class: type[SummaryWriter], method: str, *args: Any, **kwargs
     from ... import proto
 
     sink = MemorySink()
-    writer = writer_class(sink)
+    # A builder is a pure function: it returns its Summary on every rank, as torch's and
+    # tensorboardX's do, so the writer it borrows is never rank-gated.
+    writer = writer_class(sink, rank=0)
     getattr(writer, method)(*args, **kwargs)
     event = proto.Event.FromString(sink.payloads[-1])
     return event.summary
@@ -39,7 +41,7 @@ def _summaries(triple: tuple[bytes, bytes, bytes]) -> tuple[Any, Any, Any]:
 
 
 def _hparams(
-    hparam_dict: Any, metric_dict: Any, domains: Any, *, bool_values: bool
+    hparam_dict: Any, metric_dict: Any, domains: Any, *, tensorboardx_values: bool
 ) -> tuple[Any, Any, Any]:
     from ..._summaries.hparams import hparams_summaries, metric_values
 
@@ -48,7 +50,7 @@ def _hparams(
         {} if hparam_dict is None else hparam_dict,
         [tag for tag, _ in metrics],
         domains,
-        bool_values=bool_values,
+        tensorboardx_values=tensorboardx_values,
     )
     return _summaries(triple)
 
@@ -62,6 +64,13 @@ def _summary_of(value: bytes) -> Any:
 
 
 def _custom_scalars(layout: Any) -> Any:
+    """``summary.custom_scalars`` (tensorboardX and torch): the Custom Scalars dashboard's
+    layout, ``{category: {title: [kind, tags]}}`` as in
+    :meth:`~npsummary.SummaryWriter.add_custom_scalars`, as a ``Summary``.
+
+    Raises:
+      TypeError: a malformed layout. ValueError: a margin chart without 3 tags.
+    """
     from ..._summaries.custom_scalars import layout_value
 
     return _summary_of(layout_value(layout))
@@ -224,7 +233,7 @@ def pr_curve_raw(
 def tbx_hparams(hparam_dict: Any = None, metric_dict: Any = None) -> tuple[Any, Any, Any]:
     """``tensorboardX.summary.hparams``: (experiment, session start, session end) Summaries,
     booleans recorded as booleans."""
-    return _hparams(hparam_dict, metric_dict, None, bool_values=True)
+    return _hparams(hparam_dict, metric_dict, None, tensorboardx_values=True)
 
 
 def tbx_video(tag: str, tensor: Any, fps: Any = 4, dataformats: str = "NTCHW") -> Any:
@@ -291,7 +300,7 @@ def torch_hparams(
 ) -> tuple[Any, Any, Any]:
     """``torch.utils.tensorboard.summary.hparams``: (experiment, session start, session end)
     Summaries, booleans recorded as numbers."""
-    return _hparams(hparam_dict, metric_dict, hparam_domain_discrete, bool_values=False)
+    return _hparams(hparam_dict, metric_dict, hparam_domain_discrete, tensorboardx_values=False)
 
 
 def torch_video(tag: str, tensor: Any, fps: Any = 4) -> Any:

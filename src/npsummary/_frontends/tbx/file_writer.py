@@ -38,7 +38,7 @@ class MetadataDefaults:
             raise MetadataNestingError("use_metadata: default metadata is already set (nested use)")
         if global_step is None and walltime is None:
             raise MetadataMissingError("use_metadata: give global_step, walltime or both")
-        step = None if global_step is None else to_step(global_step, "use_metadata")
+        step = None if global_step is None else to_step(global_step, "use_metadata", truncate=True)
         wall = None if walltime is None else to_walltime(walltime, "use_metadata")
         self.step, self.walltime = step, wall
         try:
@@ -70,7 +70,11 @@ class RunFileWriter:
         self._on_close = on_close
 
     def _stamp(self, global_step: Any, walltime: Any, what: str) -> tuple[int, float]:
-        step = (self._defaults.step or 0) if global_step is None else to_step(global_step, what)
+        step = (
+            (self._defaults.step or 0)
+            if global_step is None
+            else to_step(global_step, what, truncate=True)
+        )
         if walltime is None:
             wall = self._defaults.walltime if self._defaults.walltime is not None else time.time()
         else:

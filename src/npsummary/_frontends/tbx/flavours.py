@@ -67,6 +67,13 @@ class TensorboardXSummaryWriter(SummaryWriter):
     add_figure = _cleaning_first_argument(SummaryWriter.add_figure)
     add_video = _cleaning_first_argument(SummaryWriter.add_video)
 
+    @classmethod
+    def _silent_members(cls) -> dict[str, Any]:
+        # a silent rank's collective histogram must check the tag rank 0 writes: the cleaned one
+        members = super()._silent_members()
+        members["add_histogram"] = _cleaning_first_argument(members["add_histogram"])
+        return members
+
     def _scalars_value_tag(self, main_tag: str) -> str:
         cleaned: str = clean_tag(main_tag)
         return cleaned

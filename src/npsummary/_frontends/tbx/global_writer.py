@@ -100,7 +100,11 @@ class GlobalSummaryWriter:
         self.smw.flush()
 
     def close(self) -> None:
-        """Flush and close this process's file, and stop the shared step table."""
+        """Flush and close this process's file.
+
+        As in tensorboardX, the writer stays usable: a later call opens a new event file in the
+        same run and goes on counting from the shared steps. The step table lives until the
+        writer is garbage collected or the program exits (its manager's own finalizer stops it).
+        """
         self.smw.flush()
         self.smw.close()
-        self._manager.shutdown()

@@ -11,7 +11,7 @@ from ..._common.convert import as_array, check_flag, check_int, check_text, tagg
 from .base import TbxWriterBase
 
 if TYPE_CHECKING:
-    from ..._common.types import ArrayLike, DataFormats, KernelLayout, NormalizeMode, StepLike
+    from ..._common.types import ArrayLike, DataFormats, GlobalStepLike, KernelLayout, NormalizeMode
 
 __all__ = ["ImageMethods"]
 
@@ -36,7 +36,7 @@ class ImageMethods(TbxWriterBase):
         self,
         tag: str,
         img_tensor: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         dataformats: DataFormats = "CHW",
         *,
@@ -73,7 +73,7 @@ class ImageMethods(TbxWriterBase):
         self,
         tag: str,
         img_tensor: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         dataformats: DataFormats = "NCHW",
         *,
@@ -88,8 +88,8 @@ class ImageMethods(TbxWriterBase):
           img_tensor: ``'NCHW'`` by default (or ``'NHWC'``, ``'NHW'``, …); a list of
             same-shaped images is stacked first. Value rules as :meth:`add_image`.
           global_step, walltime: as :meth:`add_image`.
-          dataformats: axis letters of the batch; for a list also the per-image layout
-            (``'CHW'`` is read as ``'NCHW'``), as tensorboardX documents.
+          dataformats: axis letters of the batch, or of each image (``'CHW'``, ``'HWC'``,
+            ...) for a list of images or a single image, as tensorboardX and torch take them.
           ncols: images per row.
           padding: pixels between tiles (at most 1024).
           description: Markdown shown in TensorBoard.
@@ -102,12 +102,15 @@ class ImageMethods(TbxWriterBase):
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         images = img_tensor
+        per_image = isinstance(dataformats, str) and "N" not in dataformats.upper()
         if isinstance(images, (list, tuple)):
             images = [as_array(image, tag) for image in images]
-            if isinstance(dataformats, str) and "N" not in dataformats.upper():
-                # A list of images in the per-image layout (tensorboardX's documented use):
-                # stacked along a new first axis.
-                dataformats = "N" + dataformats
+        elif per_image:
+            images = [as_array(images, tag)]  # one image ('CHW', 'HWC'), as both libraries take
+        if per_image:
+            # Images in the per-image layout (tensorboardX's documented use for a list):
+            # stacked along a new first axis.
+            dataformats = "N" + dataformats
         columns, pad = _grid_options(tag, ncols, padding, ncols_optional=False)
         batch = images if isinstance(images, list) else as_array(images, tag)
         nhwc = tagged(tag, lambda: to_nhwc(batch, dataformats, tag=tag))
@@ -120,7 +123,7 @@ class ImageMethods(TbxWriterBase):
         self,
         tag: str,
         figure: Any,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         close: bool = True,
         walltime: float | None = None,
     ) -> None:
@@ -168,7 +171,7 @@ class ImageMethods(TbxWriterBase):
         self,
         tag: str,
         weights: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         layout: KernelLayout = "HWIO",
         *,
@@ -205,7 +208,7 @@ class ImageMethods(TbxWriterBase):
         self,
         tag: str,
         activations: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         dataformats: DataFormats = "NCHW",
         *,
@@ -250,8 +253,8 @@ class ImageMethods(TbxWriterBase):
         *,
         rgb: bool = False,
     ) -> None:
-        """Write ``hwc``; ``rgb``: one channel becomes RGB, as the anchors' add_image(s) do
-        (npsummary's own filter and feature-map grids stay gray)."""
+        """Write ``hwc``; ``rgb``: one channel becomes RGB, as tensorboardX's and torch's
+        add_image(s) do (npsummary's own filter and feature-map grids stay gray)."""
         from ..._summaries.image import pixels_value
 
         writer = self._get_writer()

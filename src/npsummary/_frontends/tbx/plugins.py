@@ -137,7 +137,7 @@ class PluginMethods(TbxWriterBase):
             hparam_dict,
             [t for t, _ in metrics],
             hparam_domain_discrete,
-            bool_values=self.flavour == "tensorboardX",
+            tensorboardx_values=self.flavour == "tensorboardX",
         )
         step = self._resolve("add_hparams", global_step, None)[1]
         wall = time.time()

@@ -12,15 +12,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ..._common.convert import check_text, scalar_dict, to_float, to_float32_range
+from ..._common.convert import check_flag, check_text, scalar_dict, to_float, to_float32_range
 from ..._core.event_writer import EventWriter, subrun_name
 from ..._summaries.scalar import FLOAT32_OVERFLOW, PACKED_STEP_LIMIT, torch_scalar_value
 from .base import TbxWriterBase
 
 if TYPE_CHECKING:
-    from ..._common.types import ScalarLike, StepLike
+    from ..._common.types import GlobalStepLike, ScalarLike
 
 __all__ = ["ScalarMethods"]
 
@@ -47,12 +45,12 @@ def _scalar_options(
         check_text(display_name, "display_name", tag=tag) or "",
         check_text(description, "summary_description", tag=tag) or "",
     ]
-    flags = []
-    for name, flag in (("new_style", new_style), ("double_precision", double_precision)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise TypeError(f"{tag!r}: {name} must be a bool, got {flag!r}")
-        flags.append(bool(flag))
-    return titles[0], titles[1], flags[0], flags[1]
+    return (
+        titles[0],
+        titles[1],
+        check_flag(new_style, "new_style", tag=tag),
+        check_flag(double_precision, "double_precision", tag=tag),
+    )
 
 
 class ScalarMethods(TbxWriterBase):
@@ -76,7 +74,7 @@ class ScalarMethods(TbxWriterBase):
         self,
         tag: str,
         scalar_value: ScalarLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         display_name: str | bool | None = "",
         summary_description: str | bool | None = "",
@@ -169,7 +167,7 @@ class ScalarMethods(TbxWriterBase):
         self,
         main_tag: str,
         tag_scalar_dict: dict[str, ScalarLike],
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
     ) -> None:
         """Log several scalars as one chart: each key becomes the sub-run ``<main_tag>_<key>``

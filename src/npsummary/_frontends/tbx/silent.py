@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from ..._common.convert import check_tag
 from ..._core.ranks import silent_context
 from ..._sinks.base import DEFAULT_FLUSH_SECS, DEFAULT_MAX_QUEUE, NullSink
 from .file_writer import MetadataDefaults, RunFileWriter
@@ -23,6 +24,44 @@ def _silent_file_writer(self: Any) -> RunFileWriter:
     # rank 0, and write nothing.
     sink = NullSink()
     return RunFileWriter(self._silent_logdir, lambda: sink, MetadataDefaults(), sink.close)
+
+
+def _collective_histogram(
+    self: Any,
+    tag: Any,
+    values: Any,
+    global_step: Any = None,
+    bins: Any = "tensorflow",
+    walltime: Any = None,
+    max_bins: Any = None,
+    *,
+    nonfinite: Any = "warn",
+    process_group: Any = None,
+) -> None:
+    # A DTensor's or a process group's histogram is a collective call: this rank's part must
+    # join the others' even though nothing is written here.
+    from ..._summaries.histogram import is_spread, tensorboardx_histogram
+
+    if is_spread(values, process_group):
+        tensorboardx_histogram(check_tag(tag), values, bins, max_bins, process_group)
+
+
+def _collective_distribution(
+    self: Any,
+    tag: Any,
+    values: Any,
+    global_step: Any = None,
+    walltime: Any = None,
+    buckets: Any = None,
+    *,
+    description: Any = None,
+    nonfinite: Any = "warn",
+    process_group: Any = None,
+) -> None:
+    from ..._summaries.histogram import is_spread, tf2_histogram_value
+
+    if is_spread(values, process_group):
+        tf2_histogram_value(check_tag(tag), values, buckets, None, process_group)
 
 
 def silent_members(cls: type) -> dict[str, Any]:
@@ -40,4 +79,6 @@ def silent_members(cls: type) -> dict[str, Any]:
         "file_writer": property(_silent_file_writer),
         "all_writers": property(lambda self: {self._silent_logdir: _silent_file_writer(self)}),
         "use_metadata": silent_context,
+        "add_histogram": _collective_histogram,
+        "add_distribution": _collective_distribution,
     }

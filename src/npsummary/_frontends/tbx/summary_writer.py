@@ -21,7 +21,7 @@ from .plugins import PluginMethods
 from .scalars import ScalarMethods
 
 if TYPE_CHECKING:
-    from ..._common.types import ArrayLike, NonFinitePolicy, ScalarLike, StepLike
+    from ..._common.types import ArrayLike, GlobalStepLike, NonFinitePolicy, ScalarLike
     from ..._core.ranks import Ranks
 
 __all__ = ["SummaryWriter"]
@@ -33,8 +33,8 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
     Args:
       logdir: run directory, or an :class:`EventSink` (e.g. ``MemorySink()``) to write elsewhere.
         Default ``runs/<Mon DD_HH-MM-SS>_<hostname><comment>``. A URL that fsspec knows
-        (``s3://bucket/run``, ``gs://…``, ``memory://…``; ``pip install 'npsummary[remote]'
-        s3fs``) writes the run there as segment files.
+        (``s3://bucket/run``, ``gs://…``, ``memory://…``; ``pip install s3fs``, ``gcsfs``
+        or ``adlfs``, which bring fsspec) writes the run there as segment files.
       comment: appended to the default logdir; ignored when ``logdir`` is given.
       purge_step: when resuming a crashed run, hides events with ``step >= purge_step`` that an
         earlier writer left behind (writes ``SessionLog.START`` at that step).
@@ -91,12 +91,13 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         self,
         tag: str,
         values: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         bins: Any = "tensorflow",
         walltime: float | None = None,
         max_bins: int | None = None,
         *,
         nonfinite: NonFinitePolicy = "warn",
+        process_group: Any = None,
     ) -> None:
         """Log a histogram of ``values`` (any shape, any real dtype).
 
@@ -114,6 +115,12 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
           max_bins: group adjacent bins to at most this many, as tensorboardX does.
           nonfinite: NaN and ±Inf are left out; ``'warn'`` (once per tag), ``'raise'`` or
             ``'ignore'``.
+          process_group: a ``torch.distributed`` process group: log the histogram of the
+            values of every rank of the group (each rank passes its own). A ``DTensor`` is
+            merged over its own mesh without it. Both are collective calls: every rank of the
+            group makes them, in the same order, whether its writer writes or not (see
+            docs/guide/sharded-histograms.md). Rules needing global quantiles (``'auto'``,
+            ``'fd'``, ``'doane'``, ``'scott'``, ``'stone'``) are refused there.
 
         Raises:
           TypeError, ValueError: bad input (or non-finite data under ``'raise'``), naming the
@@ -124,7 +131,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
-        histogram = tensorboardx_histogram(tag, values, bins, max_bins)
+        histogram = tensorboardx_histogram(tag, values, bins, max_bins, process_group)
         writer = self._get_writer()
         writer.check_nonfinite(tag, histogram.nonfinite, policy)
         writer.write_values([legacy_histogram_value(tag, histogram)], step, wall)
@@ -139,7 +146,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         sum_squares: ScalarLike,
         bucket_limits: ArrayLike,
         bucket_counts: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
     ) -> None:
         """Log a histogram from precomputed fields.
@@ -167,12 +174,13 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         self,
         tag: str,
         values: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         buckets: int | None = None,
         *,
         description: str | None = None,
         nonfinite: NonFinitePolicy = "warn",
+        process_group: Any = None,
     ) -> None:
         """Log ``values`` for TensorBoard's Distributions tab.
 
@@ -186,7 +194,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
           global_step, walltime: as :meth:`add_scalar`.
           buckets: equal-width buckets (default 30).
           description: Markdown shown in TensorBoard.
-          nonfinite: as :meth:`add_histogram`.
+          nonfinite, process_group: as :meth:`add_histogram`.
 
         Raises:
           TypeError, ValueError: bad input, naming the tag.
@@ -197,7 +205,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         tag, step, wall = self._resolve(tag, global_step, walltime)
         policy = check_policy(nonfinite, tag)
         note = check_text(description, "description", tag=tag)
-        value, counts = tf2_histogram_value(tag, values, buckets, note)
+        value, counts = tf2_histogram_value(tag, values, buckets, note, process_group)
         writer = self._get_writer()
         writer.check_nonfinite(tag, counts, policy)
         writer.write_values([value], step, wall)
@@ -206,7 +214,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         self,
         tag: str,
         values: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
         *,
         nonfinite: NonFinitePolicy = "warn",
@@ -252,7 +260,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         self,
         tag: str,
         text_string: str,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         walltime: float | None = None,
     ) -> None:
         """Log Markdown text under ``{tag}/text_summary``, as tensorboardX and torch do.
@@ -277,7 +285,7 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
         self,
         tag: str,
         snd_tensor: ArrayLike,
-        global_step: StepLike = None,
+        global_step: GlobalStepLike = None,
         sample_rate: int = 44100,
         walltime: float | None = None,
     ) -> None:
@@ -288,8 +296,9 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
 
         Args:
           tag: the clip's name.
-          snd_tensor: shape ``(L,)`` or ``(1, L)`` (mono) or ``(L, C)``; values in [-1, 1]
-            (clipped).
+          snd_tensor: shape ``(L,)`` or ``(1, L)`` (mono) or ``(L, C)`` with one or two
+            channels, channels last; values in [-1, 1] (clipped). Other shapes raise
+            :class:`ValueError` (also an ``AssertionError``, as the libraries raise).
           global_step, walltime: as :meth:`add_scalar`.
           sample_rate: in Hz, a positive int.
 
@@ -301,11 +310,17 @@ class SummaryWriter(ScalarMethods, AttributeMethods, ImageMethods, PluginMethods
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
         sound = as_native_array(snd_tensor, tag)
+        if sound.ndim > 2:
+            sound = sound.squeeze()  # torch squeezes: (1, 1, L) is a mono clip
         if sound.ndim == 1 or (sound.ndim == 2 and sound.shape[0] == 1):
             sound = sound.reshape(-1, 1)
-        if sound.ndim != 2:
+        if sound.ndim != 2 or sound.shape[1] > 2:
+            # (2, L) would otherwise be read as L channels of 2 frames each: a file no player
+            # plays. tensorboardX and torch assert the same shapes.
             raise AudioShapeError(
-                f"{tag!r}: audio must have shape (L,), (1, L) or (L, C), got {sound.shape}"
+                f"{tag!r}: audio must have shape (L,), (1, L) or (L, C) with C = 1 or 2 channels "
+                f"last, got {sound.shape}; a channels-first clip (C, L), as torchaudio returns "
+                "it, is logged as clip.T"
             )
         rate = check_int(sample_rate, "sample_rate", tag=tag, minimum=1, maximum=0xFFFFFFFF)
         (clip,) = audio_clips(sound[None], 1, tag)

@@ -194,21 +194,32 @@ def histogram(
     step: StepLike = None,
     buckets: int | None = None,
     description: str | None = None,
+    *,
+    process_group: Any = None,
 ) -> bool:
     """Write a histogram summary (``tf.summary.histogram``): ``buckets`` (default 30) equal-width
     buckets as ``[k, 3]`` rows ``(left, right, count)``, identical to TensorFlow's output.
 
     NaN and ±Inf are left out of the buckets (TensorFlow would write NaN edges) and reported once
     per tag with a :class:`~npsummary.NonFiniteWarning`. Returns whether it was written.
+
+    ``data`` may be a ``DTensor``, or each rank's own values with ``process_group=`` (a
+    ``torch.distributed`` process group): the histogram of all of them, merged by a collective
+    call that every rank of the group makes while recording is on, with a writer or not (only
+    a rank with one writes; see ``SummaryWriter.add_histogram``).
     """
-    from ..._summaries.histogram import tf2_histogram_value
+    from ..._summaries.histogram import is_spread, tf2_histogram_value
 
     def build(writer: EventWriter, tag: str) -> bytes:
         note = check_text(description, "description", tag=tag)
-        value, nonfinite = tf2_histogram_value(tag, data, buckets, note)
+        value, nonfinite = tf2_histogram_value(tag, data, buckets, note, process_group)
         writer.check_nonfinite(tag, nonfinite, "warn")
         return value
 
+    if _default_writer() is None and is_spread(data, process_group) and should_record():
+        tag = scoped_tag(name)  # no writer on this rank: take part in the merge, write nothing
+        tf2_histogram_value(tag, data, buckets, None, process_group)
+        return False
     return _record(name, step, build)
 
 
@@ -218,13 +229,15 @@ def distribution(
     step: StepLike = None,
     buckets: int | None = None,
     description: str | None = None,
+    *,
+    process_group: Any = None,
 ) -> bool:
     """Write data for TensorBoard's Distributions tab.
 
     TensorBoard derives distributions from histogram data (it has no format of its own), so this
     is :func:`histogram` under the name users look for; the tag shows in both tabs.
     """
-    return histogram(name, data, step, buckets, description)
+    return histogram(name, data, step, buckets, description, process_group=process_group)
 
 
 def image(

@@ -169,14 +169,18 @@ def histogram(
     values: ArrayLike,
     collections: Iterable[str] | None = None,
     family: str | None = None,
+    *,
+    process_group: Any = None,
 ) -> bytes:
     """``tf.compat.v1.summary.histogram``: a legacy ``HistogramProto`` with TF1's buckets
-    (NaN or infinite values raise ``ValueError``, as the TF1 op fails)."""
+    (NaN or infinite values raise ``ValueError``, as the TF1 op fails). A ``DTensor``, or each
+    rank's values with ``process_group=``, give the histogram of all of them on every rank (a
+    collective call; ``sum`` is then the sum of the ranks' sums, not TF's sequential one)."""
     # Each kind's builder loads with its first call: importing v1 stays light.
     from ..._summaries.histogram import tf1_histogram_value
 
     tag = _summary_tag(name, family)
-    value, nonfinite = tf1_histogram_value(tag, values)
+    value, nonfinite = tf1_histogram_value(tag, values, process_group)
     if nonfinite.nan:
         raise ValueError(f"Nan in summary histogram for: {tag}")
     if nonfinite.total:

@@ -15,7 +15,7 @@ from ..._sinks.base import DEFAULT_MAX_QUEUE, EventSink
 from ..context import v1_state
 
 if TYPE_CHECKING:
-    from ..._common.types import StepLike
+    from ..._common.types import GlobalStepLike
     from ..._core.ranks import Ranks
 
 __all__ = ["FileWriter"]
@@ -93,9 +93,9 @@ class FileWriter(RankGated, ClosingContext):
         """The directory this writer writes to ("" for a custom sink)."""
         return self._target.logdir
 
-    def _write(self, event: Any, global_step: StepLike) -> bool:
+    def _write(self, event: Any, global_step: GlobalStepLike) -> bool:
         """Stamp ``event`` and write it; False when the writer is closed (dropped)."""
-        step = None if global_step is None else to_step(global_step, "global_step")
+        step = None if global_step is None else to_step(global_step, "global_step", truncate=True)
         writer = self._get_writer()
         if writer is None:
             return False
@@ -105,7 +105,7 @@ class FileWriter(RankGated, ClosingContext):
         writer.write_event(event)
         return True
 
-    def add_summary(self, summary: Any, global_step: StepLike = None) -> None:
+    def add_summary(self, summary: Any, global_step: GlobalStepLike = None) -> None:
         """Write a ``Summary`` (serialized bytes, e.g. from :func:`npsummary.v1.merge_all`, or
         a message) at ``global_step``. ``None`` (an empty ``merge_all``) is ignored. Tag names
         may be used again afterwards, as after ``merge_all``."""
@@ -153,13 +153,15 @@ class FileWriter(RankGated, ClosingContext):
         if writer is not None:
             writer.sink.write(data)
 
-    def add_session_log(self, session_log: Any, global_step: StepLike = None) -> None:
+    def add_session_log(self, session_log: Any, global_step: GlobalStepLike = None) -> None:
         """Write a ``SessionLog`` (e.g. ``SessionLog(status=SessionLog.START)``)."""
         from ..._summaries.events import session_log_event
 
         self._write(session_log_event(session_log), global_step)
 
-    def add_graph(self, graph: Any, global_step: StepLike = None, graph_def: Any = None) -> None:
+    def add_graph(
+        self, graph: Any, global_step: GlobalStepLike = None, graph_def: Any = None
+    ) -> None:
         """Write a ``GraphDef`` (``graph``, or the deprecated ``graph_def``) as ``graph_def``."""
         from ..._summaries.events import graph_events
 
@@ -171,13 +173,15 @@ class FileWriter(RankGated, ClosingContext):
         (event,) = graph_events(source, what)
         self._write(event, global_step)
 
-    def add_meta_graph(self, meta_graph_def: Any, global_step: StepLike = None) -> None:
+    def add_meta_graph(self, meta_graph_def: Any, global_step: GlobalStepLike = None) -> None:
         """Write a ``MetaGraphDef`` (a message or its bytes) as ``meta_graph_def``."""
         from ..._summaries.events import meta_graph_event
 
         self._write(meta_graph_event(meta_graph_def), global_step)
 
-    def add_run_metadata(self, run_metadata: Any, tag: str, global_step: StepLike = None) -> None:
+    def add_run_metadata(
+        self, run_metadata: Any, tag: str, global_step: GlobalStepLike = None
+    ) -> None:
         """Write a ``RunMetadata`` (a message or its bytes) as ``tagged_run_metadata``."""
         from ..._summaries.events import run_metadata_event
 

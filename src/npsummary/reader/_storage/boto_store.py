@@ -1,7 +1,9 @@
 """The reader's :class:`~npsummary.reader.FileSystem` for ``s3://`` URLs through boto3, used where
 s3fs is missing and boto3 is installed (the rule of
 :func:`npsummary._sinks.location.open_location`, so what npsummary writes with boto3 it reads back
-the same way).
+the same way), and its :class:`~.store.ObjectStore`: a sweep listed by ``ListObjectsV2`` without
+delimiter (1,000 keys a page, each page tried again on throttling) and fetched by a pool of
+threads sharing one client whose connection pool is as large as the concurrency.
 
 Paths stay URLs, as with fsspec. Objects are streamed: each file is one ``GetObject`` whose body is
 read a chunk at a time by the reader, so no more than one chunk is held. A directory's listing is
@@ -11,11 +13,16 @@ for its entries. Failures are the OSErrors of :mod:`npsummary._sinks.boto_s3`.
 
 from __future__ import annotations
 
+import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO, cast
 
-from .._sinks.boto_s3 import connect, list_directory, os_error, split_s3_url
+from ..._sinks import boto_s3
+from ..._sinks.boto_s3 import list_directory, os_error, split_s3_url
+from .options import FetchOptions
+from .retry import call_with_retries
 
-__all__ = ["BotoS3FileSystem"]
+__all__ = ["BotoS3FileSystem", "BotoS3Store"]
 
 
 class BotoS3FileSystem:
@@ -24,7 +31,7 @@ class BotoS3FileSystem:
     def __init__(self, root: str) -> None:
         self._root = root.rstrip("/") or root
         split_s3_url(self._root)  # a ValueError for a URL without a bucket
-        self._client: Any = connect()
+        self._client: Any = boto_s3.connect()
         self._sizes: dict[str, int] = {}  # URL -> size, for the objects listed so far
         self._dirs: set[str] = set()  # URLs known to be directories
 
@@ -101,6 +108,60 @@ class BotoS3FileSystem:
 
     def join(self, *parts: str) -> str:
         return "/".join(p.rstrip("/") for p in parts[:-1]) + "/" + parts[-1].lstrip("/")
+
+    def object_store(self, path: str, options: FetchOptions) -> BotoS3Store:
+        """The objects under ``path``, listed recursively and fetched concurrently."""
+        return BotoS3Store(path, options)
+
+
+class BotoS3Store:
+    """The objects under ``url`` (``s3://bucket/prefix``), through a client of their own."""
+
+    def __init__(self, url: str, options: FetchOptions) -> None:
+        self._url = url.rstrip("/") or url
+        self._bucket, self._prefix = split_s3_url(self._url)
+        self._options = options
+        self._client: Any = boto_s3.connect(pool=options.concurrency)
+        self._pool = ThreadPoolExecutor(options.concurrency, thread_name_prefix="npsummary-s3")
+        self._finalizer = weakref.finalize(self, self._pool.shutdown, False, cancel_futures=True)
+
+    def list_tree(self) -> list[tuple[str, int]]:
+        start = f"{self._prefix}/" if self._prefix else ""
+        out: list[tuple[str, int]] = []
+        token: str | None = None
+        while True:
+            request: dict[str, Any] = {"Bucket": self._bucket, "Prefix": start}
+            if token:
+                request["ContinuationToken"] = token
+
+            def page(request: dict[str, Any] = request) -> Any:
+                return self._client.list_objects_v2(**request)
+
+            answer = call_with_retries(page, self._url, self._options)
+            for item in answer.get("Contents") or ():
+                name = str(item["Key"])[len(start) :]
+                if name and not name.endswith("/"):
+                    out.append((f"{self._url}/{name}", int(item.get("Size") or 0)))
+            token = answer.get("NextContinuationToken")
+            if not token:
+                return out
+
+    def fetch(self, url: str) -> Future[bytes]:
+        if url.startswith(self._url + "/"):
+            key = (f"{self._prefix}/" if self._prefix else "") + url[len(self._url) + 1 :]
+        else:
+            key = split_s3_url(url)[1]
+        return self._pool.submit(call_with_retries, lambda: self._get(key), url, self._options)
+
+    def _get(self, key: str) -> bytes:
+        body = self._client.get_object(Bucket=self._bucket, Key=key)["Body"]
+        try:
+            return bytes(body.read())
+        finally:
+            body.close()
+
+    def close(self) -> None:
+        self._finalizer()
 
 
 class _Body:

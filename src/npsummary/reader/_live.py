@@ -1,0 +1,481 @@
+"""A logdir still being written, read again and again: each call reads only what is new.
+
+A :class:`Reader` remembers, for every event file, where its last complete record ended. Each
+call reads from there (a record a writer was still writing is read once it is complete, never
+twice and never lost), reads the files and runs that appeared, and shapes only the series that
+grew, so what it returns is what a fresh :func:`~npsummary.reader.load` of the logdir would
+return at that moment. A run whose files no longer extend what was read (a file shrank, was
+replaced or rewritten, vanished, or a new file sorts before one already read, or a file other
+than the run's last grew) is read again from its start, which is the only way to keep the order
+a fresh read gives; runs that vanished are dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._common.convert import check_flag, check_int
+from .._format.pngread import MAX_IMAGE_PIXELS
+from ._api import PathLike, Pattern, check_kinds
+from ._crc import length_crc_ok
+from ._discover import compile_filter, discover
+from ._fastscalar import FastScalars, match_scalars
+from ._framing import (
+    CHUNK,
+    ReadStats,
+    RecordBatch,
+    payload_ok,
+    read_batches,
+    skip_to,
+)
+from ._io import FileSystem, filesystem_for
+from ._load import RunData, _Collector
+from ._logdata import Logdata, _hparams, _series
+from ._series import (
+    AudioSeries,
+    HistogramSeries,
+    HParams,
+    ImageSeries,
+    PrCurveSeries,
+    ScalarSeries,
+    TensorSeries,
+    TextSeries,
+)
+
+__all__ = ["Reader"]
+
+_MAX_PROBLEMS = 100
+_GUARD = 4  # the last record's masked CRC: it changes when a file is rewritten in place
+_HEAD = struct.Struct("<III")  # a record's length (low, high words) and length CRC
+_TAILS = 4096  # grown files read together (each tail at most CHUNK bytes)
+_FEW_GROUPS = 64  # up to this many (tag, metadata) groups in a joint pass: no renumbering
+
+
+@dataclass
+class _File:
+    path: str
+    identity: Hashable
+    size: int = 0  # the size the last read went up to
+    done: int = 0  # where the last complete record (or skipped corrupt stretch) ends
+    guard: bytes = b""  # the _GUARD bytes before ``done``
+    records: int = 0
+    corrupt_records: int = 0
+    corrupt_bytes: int = 0
+    bad_values: int = 0
+    problems: list[str] = field(default_factory=list)  # every one but the torn tail's
+
+    @property
+    def torn(self) -> int:
+        return self.size - self.done
+
+
+def _guard(fs: FileSystem, path: str, end: int) -> bytes:
+    if end < _GUARD:
+        return b""
+    with fs.open(path) as f:
+        skip_to(f, end - _GUARD)
+        return f.read(_GUARD)
+
+
+class _Rewritten(Exception):
+    """A file read before was rewritten: its run is read again from the start."""
+
+
+class _Run:
+    """One run's reading state: its collector (sequence numbers, tags' plugins) and files."""
+
+    def __init__(self, name: str, make: Callable[[RunData, ReadStats], _Collector]) -> None:
+        self.data = RunData(name)
+        self.collector = make(self.data, ReadStats())
+        self.files: list[_File] = []
+        self.broken = False  # a read of it raised part way: read it again from the start
+        # (kind, tag) -> (parts or items read when it was shaped, the series)
+        self.series: dict[tuple[str, str], tuple[int, Any]] = {}
+
+    def extends(self, fs: FileSystem, paths: tuple[str, ...], identity: Any) -> bool:
+        """Whether ``paths`` are the files read so far, the last one perhaps grown, plus new
+        ones (whether the last one was rewritten is told by its guard bytes, when read)."""
+        if self.broken or paths[: len(self.files)] != tuple(f.path for f in self.files):
+            return False
+        last = len(self.files) - 1
+        for i, f in enumerate(self.files):
+            size = fs.size(f.path)
+            if size < f.size or identity(f.path) != f.identity or (size > f.size and i < last):
+                return False
+        return True
+
+    def only_grown(self, fs: FileSystem, paths: tuple[str, ...]) -> int | None:
+        """The new size of the last file when that is all that changed (after :meth:`extends`)."""
+        if len(paths) != len(self.files) or not self.files or not self.files[-1].size:
+            return None
+        size = fs.size(paths[-1])
+        return size if 0 < size - self.files[-1].size <= CHUNK else None
+
+    def read(self, fs: FileSystem, paths: tuple[str, ...], identity: Any, strict: bool) -> None:
+        """Read what is new in ``paths`` (which :meth:`extends` the files read so far).
+
+        Raises:
+            _Rewritten: the last file read so far no longer ends as it did (nothing was read).
+        """
+        for path in paths[len(self.files) :]:
+            self.files.append(_File(path, identity(path)))
+        for f in self.files:
+            if fs.size(f.path) == f.size and f.size:
+                continue
+            if f.done and _guard(fs, f.path, f.done) != f.guard:
+                raise _Rewritten(f.path)
+            stats = ReadStats()
+            self.collector.stats = stats
+            start = f.done
+            for batch in read_batches(fs, f.path, stats, start, strict=strict):
+                self.collector.batch(batch)
+            f.size = start + stats.bytes
+            f.done = f.size - stats.torn_bytes
+            f.guard = _guard(fs, f.path, f.done) if f.done > start else f.guard
+            f.records += stats.records
+            f.corrupt_records += stats.corrupt_records
+            f.corrupt_bytes += stats.corrupt_bytes
+            f.bad_values += stats.bad_values
+            torn = f"{f.path}: torn tail of "
+            f.problems += [p for p in stats.problems if not p.startswith(torn)]
+
+    def shaped(self) -> dict[tuple[str, str], Any]:
+        """Every series of the run, shaping again only those that grew since the last call."""
+        data = self.data
+        for tag in sorted(data.scalars):
+            parts = data.scalars[tag]
+            known = self.series.get(("scalars", tag))
+            if known is None or known[0] != len(parts.seq):
+                steps, walls, values = data.scalar_arrays(tag)
+                parts.seq = [np.arange(steps.size)]  # only their order matters from now on
+                parts.steps, parts.walls, parts.values = [steps], [walls], [values]
+                self.series[("scalars", tag)] = (1, ScalarSeries(steps, walls, values))
+        for kind, tag in sorted(data.items):
+            items = data.items[(kind, tag)]
+            known = self.series.get((kind, tag))
+            if kind != "hparams" and (known is None or known[0] != len(items)):
+                self.series[(kind, tag)] = (len(items), _series(kind, data, tag, items))
+        return {key: self.series[key][1] for key in sorted(self.series)}
+
+
+@dataclass
+class _Tail:
+    """The new bytes of a run's last file, for :func:`_read_tails`."""
+
+    run: _Run
+    paths: tuple[str, ...]  # the run's files
+    file: _File
+    size: int
+    at: int = 0  # where they start in the joint buffer
+    records: tuple[int, int] = (0, 0)  # their records' range in the joint record arrays
+    done: int = 0  # the file offset after their last complete record
+
+
+def _subset(fast: FastScalars, lo: int, hi: int) -> FastScalars:
+    """The bulk-decoded scalars of records ``lo .. hi - 1``, numbered from ``lo``."""
+    a, b = np.searchsorted(fast.index, [lo, hi]).tolist()
+    if len(fast.tags) <= _FEW_GROUPS:  # the collector passes over the groups a run lacks
+        return FastScalars(
+            fast.index[a:b] - lo,
+            fast.group[a:b],
+            fast.steps[a:b],
+            fast.wall_times[a:b],
+            fast.values[a:b],
+            fast.tags,
+            fast.metadata,
+        )
+    groups, inverse = np.unique(fast.group[a:b], return_inverse=True)
+    return FastScalars(
+        fast.index[a:b] - lo,
+        inverse.reshape(-1).astype(np.int64),
+        fast.steps[a:b],
+        fast.wall_times[a:b],
+        fast.values[a:b],
+        [fast.tags[g] for g in groups.tolist()],
+        [fast.metadata[g] for g in groups.tolist()],
+    )
+
+
+def _read_tails(fs: FileSystem, tails: list[_Tail], checked: Any) -> list[_Tail]:
+    """Read the tails of many runs' last files at once: their bytes joined in one buffer,
+    framed, CRC-checked and bulk-decoded in one pass each, then filed run by run. Tails that
+    are anything but whole records and at most one torn tail (corruption, a file that changed
+    while read) are returned, untouched, for the general path."""
+    parts: list[bytes] = []
+    ready: list[_Tail] = []
+    others: list[_Tail] = []
+    at = 0
+    for t in tails:
+        f = t.file
+        start = f.done - len(f.guard)
+        with fs.open(f.path) as stream:
+            skip_to(stream, start)
+            data = stream.read(t.size - start)
+        if len(data) != t.size - start or data[: len(f.guard)] != f.guard:
+            others.append(t)
+            continue
+        t.at = at
+        parts.append(data[len(f.guard) :])
+        at += t.size - f.done
+        ready.append(t)
+    buf = b"".join(parts)
+    # Follow each tail's chain of headers; their length CRCs are checked at once after.
+    starts: list[int] = []
+    lengths: list[int] = []
+    crcs: list[int] = []
+    framed: list[_Tail] = []
+    for t in ready:
+        end, p, first = t.at + t.size - t.file.done, t.at, len(starts)
+        while end - p >= 12:
+            length, high, crc = _HEAD.unpack_from(buf, p)
+            if high or p + 16 + length > end:  # no header here, or a torn tail
+                break
+            starts.append(p + 12)
+            lengths.append(length)
+            crcs.append(crc)
+            p += 16 + length
+        if end - p >= 12:  # a corrupt header, or a record cut past its header: the general path
+            del starts[first:], lengths[first:], crcs[first:]
+            others.append(t)
+            continue
+        t.records, t.done = (first, len(starts)), t.file.done + p - t.at
+        framed.append(t)
+    sizes = np.array(lengths, np.uint32)
+    begin = np.array(starts, np.int64)
+    stop = begin + sizes.astype(np.int64)
+    ok = length_crc_ok(sizes, np.array(crcs, np.uint32))
+    ok &= payload_ok(buf, begin, stop) if starts else ok
+    good: list[_Tail] = []
+    for t in framed:
+        if ok[t.records[0] : t.records[1]].all():
+            good.append(t)
+        else:
+            others.append(t)
+    if len(good) != len(framed):  # keep only the good tails' records, renumbered
+        keep = np.concatenate([np.arange(*t.records) for t in good] or [np.zeros(0, np.int64)])
+        begin, stop = begin[keep], stop[keep]
+        n = 0
+        for t in good:
+            count = t.records[1] - t.records[0]
+            t.records, n = (n, n + count), n + count
+    fast = match_scalars(buf, begin, stop, checked) if begin.size else None
+    for t in good:
+        lo, hi = t.records
+        f, run = t.file, t.run
+        if hi > lo:
+            stats = ReadStats()
+            run.collector.stats = stats
+            batch = RecordBatch(f.path, buf, begin[lo:hi], stop[lo:hi], f.done - t.at)
+            try:
+                run.collector.batch(batch, None if fast is None else _subset(fast, lo, hi))
+            except BaseException:  # strict: a bad value
+                run.broken = True
+                raise
+            f.bad_values += stats.bad_values
+            f.corrupt_records += stats.corrupt_records
+            f.corrupt_bytes += stats.corrupt_bytes
+            f.problems += stats.problems
+        if t.done > f.done:
+            f.guard = buf[t.done - f.done + t.at - _GUARD : t.done - f.done + t.at]
+        f.records += hi - lo
+        f.size, f.done = t.size, t.done
+    return others
+
+
+class Reader:
+    """A logdir read as it grows: every call returns everything, reading only what is new.
+
+    Args:
+        logdir: the logdir (or a run directory or an event file), a path or a URL.
+        kinds: which kinds to read (default: all of :data:`~npsummary.reader.KINDS`).
+        runs, tags, strict, decode, max_image_pixels: as for :func:`~npsummary.reader.load`.
+
+    Each of :meth:`scalars`, :meth:`histograms`, :meth:`images`, :meth:`audio`, :meth:`text`,
+    :meth:`pr_curves`, :meth:`tensors`, :meth:`hparams` and :meth:`load` first reads what was
+    appended since the last call (:meth:`refresh`), then returns what the function of the same
+    name in :mod:`npsummary.reader` would return for the logdir now; series that did not grow
+    are the same objects as last time. A run whose files changed otherwise than by growing is
+    read again (see the module docstring). Not for use from several threads at once.
+
+        >>> live = reader.Reader("runs")
+        >>> live.scalars()[("train", "loss")].values[-1]     # ... training goes on ...
+        >>> live.scalars()[("train", "loss")].values[-1]     # reads only the new records
+
+    Raises:
+        TypeError, ValueError: bad arguments, as :func:`~npsummary.reader.load`.
+    """
+
+    def __init__(
+        self,
+        logdir: PathLike,
+        *,
+        kinds: Iterable[str] | None = None,
+        runs: Pattern = None,
+        tags: Pattern = None,
+        strict: bool = False,
+        decode: bool = False,
+        max_image_pixels: int = MAX_IMAGE_PIXELS,
+    ) -> None:
+        self._path = os.fspath(logdir)
+        self._kinds = frozenset(check_kinds(kinds))
+        self._runs_re = compile_filter(runs, "runs")
+        tags_re = compile_filter(tags, "tags")
+        self._strict = check_flag(strict, "strict")
+        decode = check_flag(decode, "decode")
+        pixels = check_int(max_image_pixels, "max_image_pixels", minimum=1)
+        strict = self._strict
+        kinds_ = self._kinds
+
+        def make(data: RunData, stats: ReadStats) -> _Collector:
+            return _Collector(data, kinds_, tags_re, stats, strict, decode, pixels)
+
+        self._make = make
+        self._state: dict[str, _Run] = {}
+        self._checked: Any = {}  # the bulk decoder's checked groups, shared by every run
+
+    def refresh(self) -> None:
+        """Read what was appended since the last call, and the runs and files that appeared.
+
+        Raises:
+            FileNotFoundError: the logdir does not exist (any more).
+            npsummary._format.record.CorruptRecordError: with ``strict=True``; the run that
+                raised is read again from its start by the next call.
+        """
+        # A filesystem per call: remote ones cache listings and sizes, which must be fresh.
+        fs = filesystem_for(self._path)
+        identity: Callable[[str], Hashable] = getattr(fs, "identity", lambda p: None)
+        state: dict[str, _Run] = {}
+        grown: list[_Tail] = []
+        try:
+            for run in discover(fs, self._path, self._runs_re):
+                known = self._state.pop(run.name, None)  # one that raises is read afresh
+                if known is None or not known.extends(fs, run.files, identity):
+                    known = _Run(run.name, self._make)
+                size = known.only_grown(fs, run.files)
+                if size is not None:
+                    grown.append(_Tail(known, run.files, known.files[-1], size))
+                else:
+                    self._read(known, fs, run.files, identity)
+                state[run.name] = known
+            for i in range(0, len(grown), _TAILS):
+                for t in _read_tails(fs, grown[i : i + _TAILS], self._checked):
+                    try:
+                        state[t.run.data.name] = self._read(t.run, fs, t.paths, identity)
+                    except BaseException:
+                        t.run.broken = True
+                        raise
+        except BaseException:
+            merged = {**self._state, **state}
+            self._state = {name: merged[name] for name in sorted(merged)}
+            raise
+        self._state = state
+
+    def _read(self, run: _Run, fs: FileSystem, paths: tuple[str, ...], identity: Any) -> _Run:
+        """``run`` with what is new in ``paths`` read, or the run read again from its start."""
+        try:
+            run.read(fs, paths, identity, self._strict)
+            return run
+        except _Rewritten:
+            run = _Run(run.data.name, self._make)
+            run.read(fs, paths, identity, self._strict)
+            return run
+
+    @property
+    def runs(self) -> list[str]:
+        """The runs found by the last call, sorted."""
+        return list(self._state)
+
+    @property
+    def stats(self) -> ReadStats:
+        """What a fresh read of the logdir would report now: files, bytes and records read,
+        corrupt records and undecodable values skipped, the torn tails as they stand."""
+        out = ReadStats()
+        for run in self._state.values():
+            for f in run.files:
+                out.files += 1
+                out.bytes += f.size
+                out.records += f.records
+                out.corrupt_records += f.corrupt_records
+                out.corrupt_bytes += f.corrupt_bytes
+                out.bad_values += f.bad_values
+                out.problems += f.problems
+                if f.torn:
+                    out.torn_tails += 1
+                    out.torn_bytes += f.torn
+                    out.problems.append(f"{f.path}: torn tail of {f.torn} bytes at byte {f.done}")
+        del out.problems[_MAX_PROBLEMS:]
+        return out
+
+    def _kind(self, kind: str) -> dict[tuple[str, str], Any]:
+        if kind not in self._kinds:
+            raise ValueError(
+                f"this Reader does not read {kind}: it was made with kinds={sorted(self._kinds)}"
+            )
+        self.refresh()
+        return {
+            (name, tag): series
+            for name, run in self._state.items()
+            for (k, tag), series in run.shaped().items()
+            if k == kind
+        }
+
+    def load(self) -> Logdata:
+        """Everything of the Reader's kinds, as :func:`~npsummary.reader.load` returns it."""
+        self.refresh()
+        data = Logdata(runs=list(self._state), stats=self.stats)
+        for name, run in self._state.items():
+            for (kind, tag), series in run.shaped().items():
+                getattr(data, kind)[(name, tag)] = series
+        data.hparams = _hparams([run.data for run in self._state.values()], data.scalars)
+        return data
+
+    def scalars(self, *, last_write_wins: bool = False) -> dict[tuple[str, str], ScalarSeries]:
+        """As :func:`~npsummary.reader.scalars`, reading only what is new."""
+        found = self._kind("scalars")
+        if check_flag(last_write_wins, "last_write_wins"):
+            return {key: s.last_write_wins() for key, s in found.items()}
+        return found
+
+    def histograms(
+        self, *, last_write_wins: bool = False
+    ) -> dict[tuple[str, str], HistogramSeries]:
+        """As :func:`~npsummary.reader.histograms`, reading only what is new."""
+        found = self._kind("histograms")
+        if check_flag(last_write_wins, "last_write_wins"):
+            return {key: s.last_write_wins() for key, s in found.items()}
+        return found
+
+    def images(self) -> dict[tuple[str, str], ImageSeries]:
+        """As :func:`~npsummary.reader.images` (decoded if the Reader was made with ``decode``)."""
+        return self._kind("images")
+
+    def audio(self) -> dict[tuple[str, str], AudioSeries]:
+        """As :func:`~npsummary.reader.audio`."""
+        return self._kind("audio")
+
+    def text(self) -> dict[tuple[str, str], TextSeries]:
+        """As :func:`~npsummary.reader.text`."""
+        return self._kind("text")
+
+    def pr_curves(self) -> dict[tuple[str, str], PrCurveSeries]:
+        """As :func:`~npsummary.reader.pr_curves`."""
+        return self._kind("pr_curves")
+
+    def tensors(self, *, plugin: str | None = None) -> dict[tuple[str, str], TensorSeries]:
+        """As :func:`~npsummary.reader.tensors`."""
+        found = self._kind("tensors")
+        if plugin is None:
+            return found
+        return {key: s for key, s in found.items() if s.plugin_name == plugin}
+
+    def hparams(self) -> dict[str, HParams]:
+        """As :func:`~npsummary.reader.hparams`."""
+        if "hparams" not in self._kinds:
+            self._kind("hparams")  # raises
+        return self.load().hparams

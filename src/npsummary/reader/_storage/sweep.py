@@ -1,0 +1,50 @@
+"""The one call the reader makes to storage for a read: the runs under a path, and the
+filesystem to read their files through.
+
+On a filesystem that offers an :class:`~.store.ObjectStore` (``object_store(path, options)``),
+the path is listed once, recursively, and the files are served by
+:class:`~.prefetch.PrefetchedFiles`: fetched concurrently in reading order, bytes in flight
+bounded. Runs, their files and their order are exactly what the directory walk finds
+(:mod:`.listing`); a listing with nothing in it (a missing path, an empty folder, a path that is
+one object on a store that lists only below it) is left to the walk, which tells them apart as
+before. Every other filesystem is walked and read as it always was.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from .._discover import Run, discover
+from .._io import FileSystem
+from .listing import runs_from_listing
+from .options import current
+from .prefetch import PrefetchedFiles
+
+__all__ = ["open_sweep"]
+
+
+def open_sweep(
+    fs: FileSystem, path: str, runs: re.Pattern[str] | None = None
+) -> tuple[list[Run], FileSystem]:
+    """The runs under ``path`` (as :func:`~npsummary.reader._discover.discover`), and the
+    filesystem to read their files through, in their order (runs by name, files by name).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        OSError: the listing failed after retries, naming ``path``.
+    """
+    opener: Callable[..., Any] | None = getattr(fs, "object_store", None)
+    options = current()
+    store = opener(path, options) if opener is not None else None
+    if store is None:
+        return discover(fs, path, runs), fs
+    objects = store.list_tree()
+    if not objects:
+        store.close()
+        return discover(fs, path, runs), fs
+    found = runs_from_listing(path, objects, runs)
+    sizes = dict(objects)
+    files = [(file, sizes[file]) for run in found for file in run.files]
+    return found, PrefetchedFiles(fs, store, files, options, path)
