@@ -210,11 +210,13 @@ def _install_sigterm_handler() -> None:
     previous = _signal.getsignal(sigterm)
     if previous is _on_sigterm or previous is None or previous == _signal.SIG_IGN:
         return  # ours (inherited across fork), set outside Python, or ignored: leave it
+    # Known before the handler can run: a SIGTERM arriving between the two assignments would
+    # otherwise find no previous disposition and neither chain nor terminate.
+    _previous_sigterm = previous
     try:
         _signal.signal(sigterm, _on_sigterm)
     except (ValueError, OSError):  # not the main interpreter, or no signals here
         return
-    _previous_sigterm = previous
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -240,7 +242,7 @@ def _write_then_chain(signum: int, frame: Any) -> None:
         previous = _previous_sigterm
         if callable(previous):
             previous(signum, frame)
-        elif previous == _signal.SIG_DFL:
+        elif previous is None or previous == _signal.SIG_DFL:
             # Terminate by the signal, as the default action would have: same exit status.
             _signal.signal(signum, _signal.SIG_DFL)
             os.kill(os.getpid(), signum)
