@@ -105,3 +105,25 @@ def test_the_checked_lock_sees_an_unmarked_section(checked_locks: list[str]) -> 
     with lock:
         pass
     assert len(checked_locks) == 1
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads Linux's /proc")
+def test_the_flusher_thread_leaves_sigterm_to_the_main_thread(tmp_path: Path) -> None:
+    """A SIGTERM the kernel hands to the flusher thread would only set Python's flag while the
+    main thread sleeps in a semaphore wait (an idle pool worker), and Pool.terminate() then
+    waited forever (seen in the matrix cells); the flusher thread blocks the handled signals."""
+    import signal
+
+    writer = SummaryWriter(str(tmp_path))
+    writer.add_scalar("loss", 0.5, 1)
+    writer.flush()
+    (thread,) = [t for t in threading.enumerate() if t.name == "npsummary-flusher"]
+    status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+    (blocked,) = [
+        int(line.split()[1], 16) for line in status.splitlines() if line.startswith("SigBlk")
+    ]
+    for number in (signal.SIGTERM, signal.SIGINT):
+        assert blocked & (1 << (number - 1)), f"{signal.Signals(number).name} not blocked"
+    main = Path(f"/proc/self/task/{threading.main_thread().native_id}/status").read_text()
+    assert "SigBlk:\t0000000000000000" in main  # the main thread still takes them
+    writer.close()

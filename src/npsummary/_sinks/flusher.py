@@ -131,6 +131,7 @@ class Flusher:
         return retired
 
     def _run(self) -> None:
+        _leave_signals_to_other_threads()
         wait = 0.0
         while True:
             for state in self._take_inbox(wait):
@@ -193,6 +194,29 @@ install_exit_hooks(FLUSHER)
 
 
 # -- SIGTERM ---------------------------------------------------------------------------------------
+
+#: Signals a program (or npsummary) may handle in Python; blocked in the background threads.
+_HANDLED_SIGNALS = tuple(
+    getattr(_signal, name)
+    for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
+    if hasattr(_signal, name)
+)
+
+
+def _leave_signals_to_other_threads() -> None:
+    """Block the handled signals in the calling background thread.
+
+    Python runs signal handlers in the main thread only. A signal the kernel hands to another
+    thread merely sets a flag, and a main thread asleep in a semaphore wait (a multiprocessing
+    pool worker waiting for work) is not woken to run the handler: with npsummary's SIGTERM
+    handler installed, ``Pool.terminate()`` could then wait forever for that worker. Blocked
+    here, such signals go to a thread that does not block them, which the wait returns for.
+    """
+    block = getattr(_signal, "pthread_sigmask", None)
+    if block is not None and _HANDLED_SIGNALS:
+        with contextlib.suppress(OSError, ValueError):
+            block(_signal.SIG_BLOCK, _HANDLED_SIGNALS)
+
 
 _sigterm_pid = 0  # the process whose SIGTERM disposition was looked at (a fork child inherits it)
 _previous_sigterm: Callable[[int, Any], Any] | int | None = None
