@@ -133,14 +133,17 @@ REFUSED_ON_PURPOSE = {
 
 
 def _outcome(writer_class: Any, logdir: Path, call: Callable[[Any], Any]) -> Exception | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            writer = writer_class(str(logdir))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        writer = writer_class(str(logdir))
+        try:
             call(writer)
+        except Exception as exc:
+            return exc
+        finally:
+            # Closed here even after a failed call: tensorboardX's writer left open fails in its
+            # atexit hook on Python 3.12+ (it starts a queue thread at interpreter shutdown).
             writer.close()
-    except Exception as exc:
-        return exc
     return None
 
 
