@@ -43,8 +43,12 @@ def test_forked_workers_share_one_step_sequence(tmp_path: Path) -> None:
     global _shared
     _shared = GlobalSummaryWriter(str(tmp_path))
     try:
-        with multiprocessing.get_context("fork").Pool(3) as pool:
-            pool.map(_log, range(12))
+        # close() and join(), not terminate(): this test is about the shared steps; the
+        # workers' SIGTERM path has its own tests (test_reliability_concurrency.py).
+        pool = multiprocessing.get_context("fork").Pool(3)
+        pool.map(_log, range(12))
+        pool.close()
+        pool.join()
         _shared.add_scalar("pool/x", 99.0)
     finally:
         _shared.close()
