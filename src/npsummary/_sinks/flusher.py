@@ -22,8 +22,9 @@ Pool()``) ends its workers. The ``SIGTERM`` handler is installed with the first 
 process opens on its main thread; it writes what is pending, then does what was there before: a
 Python handler is called, the default action terminates the process by ``SIGTERM`` as before;
 ``SIG_IGN`` (or a handler not set from Python) is left alone. A ``SIGTERM`` that interrupts the
-main thread inside npsummary is handled when that call leaves npsummary. After ``fork()`` the
-child starts with fresh locks, an empty queue and no flusher thread.
+main thread inside npsummary is handled when that call leaves npsummary; in multiprocessing's
+children, a thread sends a SIGTERM again whose handler did not run (``_watch_for_lost_sigterms``).
+After ``fork()`` the child starts with fresh locks, an empty queue and no flusher thread.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import _signal  # type: ignore[import-not-found]  # built in: no file to read (s
 import atexit
 import contextlib
 import os
+import sys
 import threading
 import time
 from _queue import Empty, SimpleQueue
@@ -220,6 +222,8 @@ def _leave_signals_to_other_threads() -> None:
 
 _sigterm_pid = 0  # the process whose SIGTERM disposition was looked at (a fork child inherits it)
 _previous_sigterm: Callable[[int, Any], Any] | int | None = None
+_handler_runs = 0  # calls of _on_sigterm in this process (the watcher compares)
+_wakeup_fds: tuple[int, int] | None = None  # this process's wakeup pipe (read end, write end)
 
 
 def _install_sigterm_handler() -> None:
@@ -232,18 +236,124 @@ def _install_sigterm_handler() -> None:
     if sigterm is None:
         return
     previous = _signal.getsignal(sigterm)
-    if previous is _on_sigterm or previous is None or previous == _signal.SIG_IGN:
-        return  # ours (inherited across fork), set outside Python, or ignored: leave it
-    # Known before the handler can run: a SIGTERM arriving between the two assignments would
-    # otherwise find no previous disposition and neither chain nor terminate.
-    _previous_sigterm = previous
-    try:
-        _signal.signal(sigterm, _on_sigterm)
-    except (ValueError, OSError):  # not the main interpreter, or no signals here
+    if previous is None or previous == _signal.SIG_IGN:
+        return  # set outside Python, or ignored: leave it
+    if previous is not _on_sigterm:  # else ours, inherited across fork with what it chains to
+        # Known before the handler can run: a SIGTERM arriving between the two assignments
+        # would otherwise find no previous disposition and neither chain nor terminate.
+        _previous_sigterm = previous
+        try:
+            _signal.signal(sigterm, _on_sigterm)
+        except (ValueError, OSError):  # not the main interpreter, or no signals here
+            return
+    _watch_for_lost_sigterms(sigterm)
+
+
+def _watch_for_lost_sigterms(sigterm: int) -> None:
+    """Start the thread that re-sends a SIGTERM the main thread has not handled.
+
+    Python runs the handler when the main thread next executes Python code, or when a blocking
+    call it sits in returns early because of the signal. A SIGTERM that arrives just before the
+    main thread starts such a wait (between its last check for signals and the system call: a
+    multiprocessing pool worker going idle as ``Pool.terminate()`` signals it; measured: one
+    ``with Pool(2)`` in 30 hung) only sets Python's flag, and the wait never returns: the
+    process lives on. Python writes every signal it catches to the wakeup file descriptor, from
+    whichever thread received it; a thread reading it sends SIGTERM to the main thread again
+    until the handler has run once per SIGTERM, which interrupts the wait. Only in
+    multiprocessing's child processes, where ``terminate()`` meets idle waits, and only where
+    no wakeup descriptor is set yet: elsewhere that descriptor is the program's (asyncio's and
+    trio's event loops set one).
+    """
+    global _wakeup_fds
+    multiprocessing = sys.modules.get("multiprocessing")
+    if multiprocessing is None or multiprocessing.parent_process() is None:
+        return  # the wakeup descriptor is the program's (trio warns when it finds one set)
+    kill_thread = getattr(_signal, "pthread_kill", None)
+    set_wakeup_fd = getattr(_signal, "set_wakeup_fd", None)
+    if kill_thread is None or set_wakeup_fd is None:
         return
+    read_fd, write_fd = os.pipe()
+    try:
+        os.set_blocking(write_fd, False)
+        previous = set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except (ValueError, OSError):
+        os.close(read_fd)
+        os.close(write_fd)
+        return
+    if previous != -1:  # the program's own: give it back
+        with contextlib.suppress(ValueError, OSError):
+            set_wakeup_fd(previous)
+        os.close(read_fd)
+        os.close(write_fd)
+        return
+    _wakeup_fds = (read_fd, write_fd)
+    main = threading.main_thread().ident
+    watcher = threading.Thread(
+        target=_resend_unhandled_sigterms,
+        args=(read_fd, sigterm, main, kill_thread),
+        name="npsummary-sigterm",
+        daemon=True,
+    )
+    try:
+        watcher.start()
+    except RuntimeError:  # interpreter shutting down: no new threads
+        _drop_wakeup_fds()
+
+
+def _resend_unhandled_sigterms(
+    read_fd: int, sigterm: int, main: int, kill_thread: Callable[[int, int], None]
+) -> None:
+    """Read the wakeup descriptor; after each SIGTERM, wait for the handler, and while it has
+    not run as many times as SIGTERMs arrived, send SIGTERM to the main thread again (with a
+    growing pause: 20 ms, then twice as long each time, for about 10 s). The signals it sends
+    itself come back through the descriptor and are not counted."""
+    _leave_signals_to_other_threads()
+    received = resent = 0
+    while True:
+        try:
+            data = os.read(read_fd, 256)
+        except OSError:
+            return
+        if not data:
+            return
+        arrived = data.count(sigterm)
+        taken = min(arrived, resent)
+        resent -= taken
+        received += arrived - taken
+        pause = 0.02
+        while _handler_runs < received and pause < 10.0:
+            time.sleep(pause)
+            if _handler_runs >= received:
+                break
+            with contextlib.suppress(OSError, ValueError):
+                kill_thread(main, sigterm)
+                resent += 1
+            pause *= 2
+
+
+def _drop_wakeup_fds() -> None:
+    """In a forked child: stop writing signals into the parent's wakeup pipe (its watcher would
+    take the child's SIGTERM for the parent's); the child sets up its own with its first file."""
+    global _wakeup_fds
+    fds, _wakeup_fds = _wakeup_fds, None
+    if fds is None:
+        return
+    with contextlib.suppress(ValueError, OSError):
+        current = _signal.set_wakeup_fd(-1)
+        if current != fds[1]:  # not ours any more: put the program's back
+            _signal.set_wakeup_fd(current)
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_wakeup_fds)
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
+    global _handler_runs
+    _handler_runs += 1
     if busy.depth:  # interrupted inside npsummary: finish that call first
         busy.deferred_signal = (signum, frame)
         return
