@@ -335,7 +335,8 @@ class Dtypes:
 
     ``kinds`` are NumPy's dtype kinds: ``"b"`` bool, ``"i"``/``"u"`` integers, ``"f"`` floats
     of any width and byte order, with extension floats (:func:`real_dtype`) counted as floats;
-    ``exact`` names dtypes accepted besides (``"uint8"``).
+    ``exact`` names dtypes accepted besides (``"uint8"``); ``expected`` is what a refusal
+    (:func:`dtype_error`) says the argument must be.
     """
 
     kinds: str
