@@ -7,6 +7,7 @@ write nothing, and leave the writer usable (issue 15).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -227,3 +228,128 @@ def test_helpers_name_tag_and_argument() -> None:
 def test_describe_never_raises() -> None:
     assert _describe(HOSTILE["__repr__"]) == "a Hostile object"
     assert _describe(np.zeros((2, 3))) == "ndarray of shape (2, 3)"
+
+
+# -- array dtypes: every front end refuses what is no real number, in the one wording ------------
+
+TAG = "dtype_tag"
+_BITS = np.arange(24) % 2  # 0/1: valid labels, pixels, samples and vertices for every call
+
+
+def _dtype_array(name: str) -> np.ndarray:
+    """24 values of ``_BITS`` in the dtype ``name``."""
+    if name == "bfloat16":
+        return _BITS.astype(pytest.importorskip("ml_dtypes").bfloat16)
+    return {
+        "object": _BITS.astype(object),  # numbers in an object array
+        "object of str": np.array(["a"] * 24, dtype=object),
+        "V8": np.zeros(24, "V8"),
+        "structured": np.zeros(24, [("a", "f4"), ("b", "i4")]),
+        "str": np.array(["ab"] * 24),
+        "bytes": np.array([b"ab"] * 24),
+        "datetime64": _BITS.astype("M8[s]"),
+        "timedelta64": _BITS.astype("m8[s]"),
+        "complex": _BITS.astype(np.complex64),
+        "bool": _BITS.astype(bool),
+        "float16": _BITS.astype(np.float16),
+    }[name]
+
+
+#: Dtypes holding no real numbers: refused with a TypeError by every call below.
+NOT_REAL = ("object of str", "V8", "structured", "str", "bytes", "datetime64", "timedelta64")
+DTYPES = (*NOT_REAL, "complex", "object", "bool", "float16", "bfloat16")
+
+
+def _in_tf2(call: Callable[[np.ndarray], Any]) -> Callable[[SummaryWriter, np.ndarray], Any]:
+    def run(_: SummaryWriter, x: np.ndarray) -> Any:
+        with npsummary.create_file_writer(MemorySink()).as_default(step=1):
+            return call(x)
+
+    return run
+
+
+def _first(x: np.ndarray) -> np.ndarray:
+    return x.reshape(-1)[:1].reshape(())
+
+
+# Every public call that takes an array of numbers, given the array (reshaped as it needs).
+NUMERIC_CALLS: dict[str, Callable[[SummaryWriter, np.ndarray], Any]] = {
+    "add_scalar": lambda w, x: w.add_scalar(TAG, _first(x), 1),
+    "add_scalars": lambda w, x: w.add_scalars(TAG, {"k": _first(x)}, 1),
+    "add_histogram": lambda w, x: w.add_histogram(TAG, x, 1),
+    "add_histogram(bins=5)": lambda w, x: w.add_histogram(TAG, x, 1, bins=5),
+    "add_histogram(bins='fd')": lambda w, x: w.add_histogram(TAG, x, 1, bins="fd"),
+    "add_distribution": lambda w, x: w.add_distribution(TAG, x, 1),
+    "add_variable_summaries": lambda w, x: w.add_variable_summaries(TAG, x, 1),
+    "add_histogram_raw(bucket_limits)": lambda w, x: w.add_histogram_raw(
+        TAG, 0, 1, 2, 1, 1, np.sort(x.reshape(-1)[:2]), [1, 1], 1
+    ),
+    "add_image": lambda w, x: w.add_image(TAG, x.reshape(4, 6, 1), 1, dataformats="HWC"),
+    "add_images": lambda w, x: w.add_images(TAG, x.reshape(1, 4, 6, 1), 1, dataformats="NHWC"),
+    "add_filters": lambda w, x: w.add_filters(TAG, x.reshape(2, 3, 1, 4), 1),
+    "add_feature_maps": lambda w, x: w.add_feature_maps(TAG, x.reshape(1, 2, 3, 4), 1),
+    "add_video": lambda w, x: w.add_video(TAG, x.reshape(1, 2, 1, 3, 4), 1),
+    "add_image_with_boxes(img_tensor)": lambda w, x: w.add_image_with_boxes(
+        TAG, x.reshape(1, 4, 6), np.array([[0, 0, 1, 1.0]]), 1
+    ),
+    "add_image_with_boxes(box_tensor)": lambda w, x: w.add_image_with_boxes(
+        TAG, np.zeros((3, 4, 6)), x.reshape(-1)[:4].reshape(1, 4), 1
+    ),
+    "add_mesh(vertices)": lambda w, x: w.add_mesh(TAG, x.reshape(1, 8, 3), global_step=1),
+    "add_mesh(colors)": lambda w, x: w.add_mesh(
+        TAG, np.zeros((1, 8, 3)), colors=x.reshape(1, 8, 3), global_step=1
+    ),
+    "add_mesh(faces)": lambda w, x: w.add_mesh(
+        TAG, np.zeros((1, 8, 3)), faces=x.reshape(1, 8, 3), global_step=1
+    ),
+    "add_pr_curve(labels)": lambda w, x: w.add_pr_curve(TAG, x, np.linspace(0, 1, 24), 1),
+    "add_pr_curve(predictions)": lambda w, x: w.add_pr_curve(TAG, np.ones(24), x, 1),
+    "add_pr_curve_raw(true_positive_counts)": lambda w, x: w.add_pr_curve_raw(
+        TAG, x.reshape(-1)[:3], *[[1, 1, 1]] * 5, 1, num_thresholds=3
+    ),
+    "add_embedding(mat)": lambda w, x: w.add_embedding(x.reshape(4, 6), global_step=1, tag=TAG),
+    "add_audio": lambda w, x: w.add_audio(TAG, x, 1),
+    "tf2.scalar": _in_tf2(lambda x: npsummary.scalar(TAG, _first(x))),
+    "tf2.histogram": _in_tf2(lambda x: npsummary.histogram(TAG, x)),
+    "tf2.distribution": _in_tf2(lambda x: npsummary.distribution(TAG, x)),
+    "tf2.image": _in_tf2(lambda x: npsummary.image(TAG, x.reshape(1, 4, 6, 1))),
+    "tf2.audio": _in_tf2(lambda x: npsummary.audio(TAG, x.reshape(1, 24, 1), 8000)),
+    "v1.scalar": lambda _, x: v1.scalar(TAG, _first(x)),
+    "v1.histogram": lambda _, x: v1.histogram(TAG, x),
+    "v1.image": lambda _, x: v1.image(TAG, x.reshape(1, 4, 6, 1)),
+    "v1.audio": lambda _, x: v1.audio(TAG, x.reshape(1, 24), 8000),
+}
+
+# A refusal names the tag (v1 makes it unique: "dtype_tag_3"; add_scalars: "dtype_tag/k"), then
+# what was expected: "<argument> must be <expected>, got an array of dtype <dtype>" (the one
+# wording of a dtype refusal), or a scalar's "expected a real number, got ...", or, for an
+# object array whose elements are no numbers, "cannot convert ... to real numbers: ...".
+_REFUSAL = re.compile(
+    rf"^'{TAG}(_\d+)?(/k)?': ([\w ]+: )?("
+    r"[\w ]+ must be (numeric \(real numbers: [\w ,]+\)|uint8 or float), got an array of dtype "
+    r"|expected a real number, got "
+    r"|[\w ]+: cannot convert .* to real numbers: )"
+)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(NUMERIC_CALLS))
+def test_every_array_dtype_is_taken_or_refused_naming_tag_and_expectation(
+    name: str, dtype: str, tmp_path: Any
+) -> None:
+    """No NumPy error leaks (a raw V8 array once gave ``ValueError: setting an array element
+    with a sequence``): each call takes the array, or raises a TypeError/ValueError in the
+    boundary's wording; what holds no real numbers is a TypeError everywhere."""
+    writer = SummaryWriter(str(tmp_path))  # on disk: add_embedding writes files
+    try:
+        NUMERIC_CALLS[name](writer, _dtype_array(dtype))
+    except (TypeError, ValueError) as exc:
+        assert _REFUSAL.match(str(exc)), str(exc)
+        if dtype in NOT_REAL:
+            assert type(exc) is TypeError, str(exc)
+        if "got an array of dtype" in str(exc):
+            assert str(exc).endswith(f"got an array of dtype {_dtype_array(dtype).dtype}")
+    else:
+        assert dtype not in NOT_REAL, f"{name} took an array of {dtype}"
+    finally:
+        writer.close()

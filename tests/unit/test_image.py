@@ -664,9 +664,21 @@ def test_conversions_work_in_chunks() -> None:
 
 
 def test_value_errors_name_the_tag() -> None:
-    with pytest.raises(TypeError, match=r"^image 'a': values must be bool"):
+    with pytest.raises(
+        TypeError,
+        match=r"^'a': image must be numeric \(real numbers: bool, int or float\), "
+        r"got an array of dtype complex64$",
+    ):
         to_uint8(np.zeros(2, np.complex64), tag="a")
-    with pytest.raises(TypeError, match=r"^image 'b': tf.image.convert_image_dtype"):
+    with pytest.raises(
+        TypeError,
+        match=r"^'b': image must be numeric \(real numbers: int or float, not bool\), "
+        r"got an array of dtype bool$",
+    ):
         tf2_convert_image_dtype(np.zeros(2, np.bool_), tag="b")
+    with pytest.raises(
+        TypeError, match=r"^'d': image must be uint8 or float, got an array of dtype int16$"
+    ):
+        tf1_normalize_image(np.zeros((2, 2, 3), np.int16), tag="d")
     with pytest.raises(ValueError, match=r"^image 'c': TF1 .* got shape \(2, 2, 5\)"):
         tf1_normalize_image(np.zeros((2, 2, 5), np.float32), tag="c")

@@ -3,6 +3,7 @@ dicts of tag -> number and file name suffixes, each checked here at its one defi
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,9 @@ import pytest
 
 from npsummary import proto
 from npsummary._common.convert import (
+    REAL_NOT_BOOL,
+    UINT8_OR_FLOAT,
+    Dtypes,
     as_numeric_array,
     check_filename_suffix,
     check_numeric,
@@ -41,6 +45,26 @@ def test_other_dtypes_are_refused_naming_tag_and_argument(dtype: str) -> None:
         check_numeric(np.zeros(2, dtype), "x", tag="t")
     with pytest.raises(TypeError, match=r"^x must be numeric"):
         check_numeric(np.zeros(2, dtype), "x")
+
+
+@pytest.mark.parametrize(
+    ("accepted", "taken", "refused"),
+    [
+        (REAL_NOT_BOOL, ["int8", "uint64", ">f4", "bfloat16"], ["bool", "complex64", "O"]),
+        (UINT8_OR_FLOAT, ["uint8", "float16", ">f8", "bfloat16"], ["bool", "int8", "uint16"]),
+    ],
+    ids=["REAL_NOT_BOOL", "UINT8_OR_FLOAT"],
+)
+def test_narrower_dtype_sets_refuse_in_the_one_wording(
+    accepted: Dtypes, taken: list[str], refused: list[str]
+) -> None:
+    for dtype in taken:
+        array = np.zeros(2, np.dtype(getattr(ml_dtypes, dtype, dtype)))
+        assert check_numeric(array, "x", tag="t", accepted=accepted) is array
+    for dtype in refused:
+        expected = re.escape(f"'t': x must be {accepted.expected}, got an array of dtype ")
+        with pytest.raises(TypeError, match=f"^{expected}{re.escape(str(np.dtype(dtype)))}$"):
+            check_numeric(np.zeros(2, dtype), "x", tag="t", accepted=accepted)
 
 
 def test_parse_layout() -> None:

@@ -19,6 +19,7 @@ import numbers
 import operator
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
@@ -26,6 +27,10 @@ import numpy as np
 __all__ = [
     "INT64_MAX",
     "INT64_MIN",
+    "REAL",
+    "REAL_NOT_BOOL",
+    "UINT8_OR_FLOAT",
+    "Dtypes",
     "as_array",
     "as_data_array",
     "as_float64_array",
@@ -41,6 +46,7 @@ __all__ = [
     "check_process_group",
     "check_tag",
     "check_text",
+    "dtype_error",
     "is_dtensor",
     "is_numeric",
     "real_dtype",
@@ -323,22 +329,60 @@ def as_native_array(value: Any, tag: str, name: str | None = None) -> np.ndarray
     return array if target is None else array.astype(target)
 
 
+@dataclass(frozen=True)
+class Dtypes:
+    """A set of array dtypes an argument accepts, and its name in a refusal.
+
+    ``kinds`` are NumPy's dtype kinds: ``"b"`` bool, ``"i"``/``"u"`` integers, ``"f"`` floats
+    of any width and byte order, with extension floats (:func:`real_dtype`) counted as floats;
+    ``exact`` names dtypes accepted besides (``"uint8"``); ``expected`` is what a refusal
+    (:func:`dtype_error`) says the argument must be.
+    """
+
+    kinds: str
+    expected: str
+    exact: tuple[str, ...] = ()
+
+    def accepts(self, dtype: np.dtype) -> bool:
+        """Whether an array of ``dtype`` is accepted."""
+        if dtype.kind in "biuf":
+            return dtype.kind in self.kinds or dtype.name in self.exact
+        return "f" in self.kinds and real_dtype(dtype) is not None
+
+
+#: Real numbers: bool, integers, floats (extension floats too). Not complex, strings, bytes,
+#: dates, durations, objects, structured or raw void dtypes.
+REAL = Dtypes("biuf", "numeric (real numbers: bool, int or float)")
+#: Real numbers but bool, which TensorFlow's image conversion refuses.
+REAL_NOT_BOOL = Dtypes("iuf", "numeric (real numbers: int or float, not bool)")
+#: TF1's image summary: uint8, or floats normalised per image.
+UINT8_OR_FLOAT = Dtypes("f", "uint8 or float", ("uint8",))
+
+
 def is_numeric(dtype: np.dtype) -> bool:
-    """Whether an array of ``dtype`` holds real numbers: bool, integer, float (either byte
-    order, any width) or an extension float (:func:`real_dtype`); not complex, strings, dates,
-    durations or objects."""
-    return dtype.kind in "biuf" or real_dtype(dtype) is not None
+    """Whether an array of ``dtype`` holds real numbers (:data:`REAL`): bool, integer, float
+    (either byte order, any width) or an extension float (:func:`real_dtype`)."""
+    return REAL.accepts(dtype)
 
 
-def check_numeric(array: np.ndarray, name: str, *, tag: str | None = None) -> np.ndarray:
-    """The one "numeric array" rule (:func:`is_numeric`): ``array`` itself, or a ``TypeError``
-    naming ``tag`` and the argument ``name``. Extension floats pass unchanged, for cores that
-    read them in chunks; :func:`as_numeric_array` converts them."""
-    if not is_numeric(array.dtype):
-        raise TypeError(
-            f"{_who(tag, name)} must be numeric (real numbers: bool, int or float), "
-            f"got an array of dtype {array.dtype}"
-        )
+def dtype_error(
+    dtype: object, name: str, *, tag: str | None = None, accepted: Dtypes = REAL
+) -> TypeError:
+    """The one refusal of an array's dtype, naming ``tag``, the argument ``name`` and what
+    ``accepted`` expects; ``dtype`` is any library's (a torch dtype on a device path too)."""
+    return TypeError(
+        f"{_who(tag, name)} must be {accepted.expected}, got an array of dtype {dtype}"
+    )
+
+
+def check_numeric(
+    array: np.ndarray, name: str, *, tag: str | None = None, accepted: Dtypes = REAL
+) -> np.ndarray:
+    """The one dtype check of an array argument: ``array`` itself if ``accepted`` (real numbers
+    by default) takes its dtype, else :func:`dtype_error`. Extension floats pass unchanged, for
+    cores that read them in chunks; :func:`as_numeric_array` converts them."""
+    if not accepted.accepts(array.dtype):
+        raise dtype_error(array.dtype, name, tag=tag, accepted=accepted)
     return array
 
 

@@ -6,7 +6,8 @@ memory is bounded by a few MiB whatever the input size, and never makes a full-s
 Input: any real array (``np.asarray`` is applied, so ``__array__`` objects work): float16/32/64,
 longdouble (read as float64), integers and bool (cast as TF casts them: to float64, or float32
 where that is exact), and unknown float-like dtypes such as ``ml_dtypes.bfloat16`` (converted
-chunk-wise to float32). Complex, object, string, datetime and structured dtypes raise TypeError.
+chunk-wise to float32). Complex, object, string, bytes, datetime, structured and raw void dtypes
+raise TypeError (the one rule and message of :mod:`npsummary._common.convert`).
 
 Statistics (:class:`Stats`): min and max compare like TF's loop; ``sum``/``sum_squares`` are
 chunked float64 sums (dot products over rows of 1024 values, then pairwise; about 1e-15
@@ -30,6 +31,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from .._common.convert import REAL, dtype_error
 from ._results import ArrayLike, F64Array, LegacyHistogram, NonFinite
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "second_core_free",
     "split_in_two",
     "stats_pass",
+    "work_dtype",
 ]
 
 CHUNK = 1 << 17
@@ -70,7 +73,7 @@ class Source:
                     f"{what} must be a real numeric array, got {type(values).__name__}: {e}"
                 ) from e
         self.arr = arr
-        self.work = _work_dtype(arr.dtype, what)
+        self.work = work_dtype(arr.dtype, what)
         self.size = int(arr.size)
         self.chunk = max(1, min(self.size, CHUNK))  # buffer length for this input
 
@@ -91,26 +94,19 @@ class Source:
             yield out
 
 
-def _work_dtype(dt: np.dtype, what: str) -> np.dtype:
-    kind = dt.kind
-    if kind == "f":
-        if dt.itemsize == 8:
-            return np.dtype(np.float64)
-        if dt.itemsize <= 4:
-            return np.dtype(np.float32)
-        return np.dtype(np.float64)  # longdouble
-    if kind == "b":
-        return np.dtype(np.float32)
-    if kind in "iu":
+def work_dtype(dt: np.dtype, what: str = "values") -> np.dtype:
+    """The float dtype a core reads an array of ``dt`` in: float64 where float32 would round
+    its values (float64, longdouble, integers wider than 16 bits), float32 otherwise (bool,
+    smaller integers and floats, extension floats). What is not real numbers
+    (:data:`~npsummary._common.convert.REAL`) is a :func:`~npsummary._common.convert.dtype_error`
+    naming ``what``."""
+    if not REAL.accepts(dt):
+        raise dtype_error(dt, what)
+    if dt.kind == "f":
+        return np.dtype(np.float32 if dt.itemsize <= 4 else np.float64)
+    if dt.kind in "iu":
         return np.dtype(np.float32 if dt.itemsize <= 2 else np.float64)
-    if (
-        kind == "V"
-        and dt.fields is None
-        and dt.subdtype is None
-        and np.can_cast(dt, np.float32, casting="unsafe")
-    ):
-        return np.dtype(np.float32)  # e.g. ml_dtypes.bfloat16 / float8 types
-    raise TypeError(f"{what} must be a real numeric array (float, int or bool), got dtype {dt}")
+    return np.dtype(np.float32)
 
 
 def _flat_chunks(a: np.ndarray, chunk: int) -> Iterator[np.ndarray]:

@@ -24,7 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from .._common.convert import dtype_error
 from ._results import N_TF1, IntArray, NonFinite
+from ._source import work_dtype
 from .merge import Part, Plan, Tally, _TbxPlan, _Tf1Plan, _Tf2Plan, merge_parts, merge_tallies
 from .tf1 import _tf1_table32, _tf1_table64
 from .tf2 import _scale
@@ -76,7 +78,7 @@ class _Torch:
         if x.dtype == t.float64 or (not x.dtype.is_floating_point and x.dtype.itemsize > 2):
             return x.to(t.float64), np.dtype(np.float64)
         if x.dtype.is_complex:
-            raise TypeError(f"values must be a real numeric array, got dtype {x.dtype}")
+            raise dtype_error(x.dtype, "values")
         return x.to(t.float32), np.dtype(np.float32)
 
     def to64(self, x: Any) -> Any:
@@ -118,13 +120,8 @@ class _Jax:
     def work(self, x: Any) -> tuple[Any, np.dtype]:
         jnp = self.jnp
         x = jnp.ravel(x)
-        kind = np.dtype(x.dtype).kind if x.dtype != jnp.bfloat16 else "f"
-        size = np.dtype(x.dtype).itemsize
-        if kind == "c":
-            raise TypeError(f"values must be a real numeric array, got dtype {x.dtype}")
-        if (kind == "f" and size == 8) or (kind in "iu" and size > 2):
-            return x.astype(jnp.float64), np.dtype(np.float64)
-        return x.astype(jnp.float32), np.dtype(np.float32)
+        work = work_dtype(np.dtype(x.dtype))
+        return x.astype(work), work
 
     def to64(self, x: Any) -> Any:
         return x.astype(self.jnp.float64)
@@ -166,12 +163,8 @@ class _Cupy(_Jax):
     def work(self, x: Any) -> tuple[Any, np.dtype]:
         cp = self.cp
         x = cp.ravel(x)
-        dt = np.dtype(x.dtype)
-        if dt.kind == "c":
-            raise TypeError(f"values must be a real numeric array, got dtype {dt}")
-        if (dt.kind == "f" and dt.itemsize == 8) or (dt.kind in "iu" and dt.itemsize > 2):
-            return x.astype(cp.float64), np.dtype(np.float64)
-        return x.astype(cp.float32), np.dtype(np.float32)
+        work = work_dtype(np.dtype(x.dtype))
+        return x.astype(work), work
 
     def bits(self, x: Any) -> Any:
         return x.view(self.cp.int32 if x.dtype == self.cp.float32 else self.cp.int64)

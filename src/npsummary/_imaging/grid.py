@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._common.convert import check_choice, check_int, is_numeric
+from .._common.convert import check_choice, check_int, check_numeric, is_numeric
 from .dataformats import parse_layout, who
 from .pixels import as_image_array, to_uint8
 
@@ -174,8 +174,7 @@ def _kernel_as_oihw(arr: np.ndarray, layout: object, tag: str) -> np.ndarray:
         )
     if arr.size == 0:
         raise ValueError(f"{who('kernel', tag)}: empty kernel, shape {arr.shape}")
-    if not is_numeric(arr.dtype):
-        raise TypeError(f"{who('kernel', tag)}: weights must be numeric, got dtype {arr.dtype}")
+    check_numeric(arr, "kernel weights", tag=tag or None)
     oihw: np.ndarray = arr.transpose([fmt.index(c) for c in "OIHW"])
     return oihw
 
@@ -203,8 +202,7 @@ def feature_map_grid(
     """
     arr = as_image_array(activations, tag)
     fmt = parse_layout(dataformats, ("NCHW", "CHW"), kind="feature map", tag=tag, shape=arr.shape)
-    if not is_numeric(arr.dtype):
-        raise TypeError(f"{who('feature map', tag)}: values must be numeric, got {arr.dtype}")
+    check_numeric(arr, "feature map", tag=tag or None)
     _check_normalize(normalize, ("tile", "layer", "none"), tag or None)
     chw = arr.transpose([fmt.index(c) for c in "NCHW" if c in fmt])
     if chw.ndim == 4:

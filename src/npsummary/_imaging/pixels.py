@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from .._common.convert import as_native_array, is_numeric
+from .._common.convert import REAL_NOT_BOOL, UINT8_OR_FLOAT, as_native_array, check_numeric
 from .dataformats import who
 
 __all__ = [
@@ -112,10 +112,7 @@ def to_uint8(
     kind = arr.dtype.kind
     if arr.dtype == np.uint8:
         return arr, 0
-    if not is_numeric(arr.dtype):
-        raise TypeError(
-            f"{who('image', tag)}: values must be bool, integer or float, got dtype {arr.dtype}"
-        )
+    check_numeric(arr, "image", tag=tag or None)
     out = np.empty(arr.shape, np.uint8)
     nan_count = 0
     for index in _chunks(arr.shape):
@@ -193,11 +190,7 @@ def tf2_convert_image_dtype(data: Any, *, tag: str = "") -> np.ndarray:
     dtype = arr.dtype
     if dtype == np.uint8:
         return arr
-    if dtype.kind not in "iuf":
-        raise TypeError(
-            f"{who('image', tag)}: tf.image.convert_image_dtype accepts float and integer "
-            f"images, got dtype {dtype}"
-        )
+    check_numeric(arr, "image", tag=tag or None, accepted=REAL_NOT_BOOL)
     out = np.empty(arr.shape, np.uint8)
     with np.errstate(over="ignore", invalid="ignore"):
         for index in _chunks(arr.shape):
@@ -222,7 +215,8 @@ def tf1_normalize_image(
     """TF1 ImageSummary normalisation of ``[H, W, C]`` or ``[N, H, W, C]`` (each image alone).
 
     Raises:
-      TypeError: dtype other than uint8, float16, float32, float64 (TF1 rejects them too).
+      TypeError: a dtype other than uint8 or a float (TF1 rejects them too); long double is
+        read as float64.
       ValueError: not 3-D/4-D with C in 1..4, or ``bad_color`` shorter than C.
     """
     arr = as_image_array(data, tag)
@@ -233,11 +227,9 @@ def tf1_normalize_image(
         )
     if arr.dtype == np.uint8:
         return arr
-    if arr.dtype.kind != "f" or arr.dtype.itemsize not in (2, 4, 8):  # either byte order
-        raise TypeError(
-            f"{who('image', tag)}: TF1 image summaries accept uint8, float16, float32 or "
-            f"float64, got {arr.dtype}"
-        )
+    check_numeric(arr, "image", tag=tag or None, accepted=UINT8_OR_FLOAT)
+    if arr.dtype.itemsize > 8:
+        arr = arr.astype(np.float64)  # long double: no TF dtype, read as float64
     channels = arr.shape[-1]
     bad = np.asarray(bad_color)
     if bad.ndim != 1 or bad.shape[0] < channels or bad.dtype.kind not in "iu":

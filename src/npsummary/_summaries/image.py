@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._common.convert import as_array, as_native_array, check_int
+from .._common.convert import UINT8_OR_FLOAT, as_array, as_native_array, check_int, check_numeric
 from .._format.png import encode_png
 from .._format.wire import encode_value
 from .metadata import DT_STRING, PLUGIN_IMAGES, metadata_bytes
@@ -123,10 +123,7 @@ def tf1_image_values(tag: str, data: Any, max_outputs: Any) -> list[bytes]:
             f"{tag!r}: images must have shape [k, h, w, c] with c in (1, 3, 4), "
             f"got shape {array.shape}"
         )
-    if array.dtype.kind != "f" and array.dtype != np.uint8:
-        raise TypeError(f"{tag!r}: images must be uint8 or floating point, got {array.dtype}")
-    if array.dtype.kind == "f" and array.dtype.itemsize > 8:
-        array = array.astype(np.float64)  # long double: no TF dtype, read as float64
+    check_numeric(array, "images", tag=tag, accepted=UINT8_OR_FLOAT)
     count = check_int(max_outputs, "max_outputs", tag=tag, minimum=1)
     if array.shape[1] < 1 or array.shape[2] < 1:
         raise ValueError(f"{tag!r}: images must be at least 1x1 pixels, got shape {array.shape}")

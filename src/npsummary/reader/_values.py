@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import proto
+from .._common.convert import is_numeric
 from ._histograms import legacy_to_buckets
 from ._tensor import tensor_to_array
 
@@ -50,7 +51,7 @@ def _scalar(value: Any, oneof: str | None) -> float:
     if oneof == "simple_value":
         return float(value.simple_value)
     arr = tensor_to_array(value.tensor)
-    if arr.size != 1 or arr.dtype.kind not in "biuf":
+    if arr.size != 1 or not is_numeric(arr.dtype):
         raise ValueError(f"a scalar holds {arr.size} values of dtype {arr.dtype}")
     return float(arr.reshape(-1)[0])
 
@@ -61,7 +62,7 @@ def _histogram(value: Any, oneof: str | None) -> np.ndarray:
     arr = tensor_to_array(value.tensor)
     if arr.size == 0:
         return np.zeros((0, 3))
-    if arr.ndim != 2 or arr.shape[1] != 3 or arr.dtype.kind not in "biuf":
+    if arr.ndim != 2 or arr.shape[1] != 3 or not is_numeric(arr.dtype):
         raise ValueError(f"a histogram tensor has shape {list(arr.shape)}")
     return arr.astype(np.float64)
 
@@ -119,7 +120,7 @@ def _text(value: Any) -> np.ndarray:
 
 def _pr_curve(value: Any) -> np.ndarray:
     arr = tensor_to_array(value.tensor)
-    if arr.ndim != 2 or arr.shape[0] != 6 or arr.dtype.kind not in "biuf":
+    if arr.ndim != 2 or arr.shape[0] != 6 or not is_numeric(arr.dtype):
         raise ValueError(f"a PR curve tensor has shape {list(arr.shape)}")
     return arr.astype(np.float64)
 
