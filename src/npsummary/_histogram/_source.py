@@ -27,12 +27,28 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from .._common.convert import REAL, dtype_error
 from ._results import ArrayLike, F64Array, LegacyHistogram, NonFinite
+
+if TYPE_CHECKING:  # for annotations only: building a Protocol class costs import time
+    from typing import Protocol
+
+    class Sums(Protocol):
+        """What a histogram's sums come from: :class:`Stats`, or a merge's tally of parts."""
+
+        @property
+        def sum(self) -> float: ...
+
+        @property
+        def sum_squares(self) -> float: ...
+
+        @property
+        def nonfinite(self) -> NonFinite: ...
+
 
 __all__ = [
     "CHUNK",
@@ -366,23 +382,25 @@ class Stats:
 
 
 def legacy(
-    st: Stats,
+    n: int,
+    sums: Sums,
     mn: float,
     mx: float,
     limits: F64Array,
     bucket: F64Array,
     capped: str | None = None,
 ) -> LegacyHistogram:
-    """A LegacyHistogram of the statistics ``st`` with extremes ``mn``/``mx`` and these buckets."""
+    """A LegacyHistogram of ``n`` values with the sums ``sums``, extremes ``mn``/``mx`` and
+    these buckets."""
     return LegacyHistogram(
         min=mn,
         max=mx,
-        num=float(st.n),
-        sum=st.sum,
-        sum_squares=st.sum_squares,
+        num=float(n),
+        sum=sums.sum,
+        sum_squares=sums.sum_squares,
         bucket_limit=limits,
         bucket=bucket,
-        nonfinite=st.nonfinite,
+        nonfinite=sums.nonfinite,
         capped=capped,
     )
 

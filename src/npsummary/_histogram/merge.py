@@ -44,7 +44,7 @@ from ._results import (
     NonFinite,
     empty_legacy,
 )
-from ._source import Source, Stats, scan_minmax, stats_pass
+from ._source import Source, Stats, legacy, scan_minmax, stats_pass
 from .bin_rules import RULE_NAMES
 from .tf1 import encode_runs, tf1_pass
 from .tf2 import tf2_counts, tf2_rows
@@ -219,29 +219,7 @@ class _Tf1Plan(Plan):
             return empty_legacy(tally.nonfinite)
         mn, mx = _extremes(whole, work)
         limits, bucket = encode_runs(tally.counts.astype(np.float64))
-        return _legacy(whole, tally, mn, mx, limits, bucket)
-
-
-def _legacy(
-    whole: Part,
-    tally: Tally,
-    mn: float,
-    mx: float,
-    limits: F64Array,
-    bucket: F64Array,
-    capped: str | None = None,
-) -> LegacyHistogram:
-    return LegacyHistogram(
-        min=mn,
-        max=mx,
-        num=float(whole.n),
-        sum=tally.sum,
-        sum_squares=tally.sum_squares,
-        bucket_limit=limits,
-        bucket=bucket,
-        nonfinite=tally.nonfinite,
-        capped=capped,
-    )
+        return legacy(whole.n, tally, mn, mx, limits, bucket)
 
 
 class _Tf2Plan(Plan):
@@ -351,7 +329,7 @@ class _TbxPlan(Plan):
         else:
             limits, capped = self._equal_edges(whole, work)
         bucket_limit, bucket = tbx._trim_tbx(counts, limits)
-        return _legacy(whole, tally, mn, mx, bucket_limit, bucket, capped)
+        return legacy(whole.n, tally, mn, mx, bucket_limit, bucket, capped)
 
 
 def tf1_plan() -> Plan:

@@ -111,7 +111,7 @@ def binned_histogram(
         limits, capped = _equal_width_edges(src, st, spec, mn, mx, mb, cap)
         counts = _count(src, st, limits, uniform=True)
     bucket_limit, bucket = _trim_tbx(counts, limits)
-    return legacy(st, mn, mx, bucket_limit, bucket, capped)
+    return legacy(st.n, st, mn, mx, bucket_limit, bucket, capped)
 
 
 def _default_bins_histogram(values: ArrayLike, max_bins: int | None) -> LegacyHistogram:
@@ -131,7 +131,7 @@ def _default_bins_histogram(values: ArrayLike, max_bins: int | None) -> LegacyHi
     counts = tf1_counts[2:-1].astype(np.int64)
     counts, limits = _group_counts(counts, edges, _group(counts.size, max_bins))
     bucket_limit, bucket = _trim_tbx(counts, limits)
-    return legacy(st, mn, mx, bucket_limit, bucket)
+    return legacy(st.n, st, mn, mx, bucket_limit, bucket)
 
 
 def _equal_width_edges(

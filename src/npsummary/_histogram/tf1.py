@@ -289,7 +289,7 @@ def tf1_histogram(values: ArrayLike, *, exact_sum: bool = False) -> LegacyHistog
         return empty_legacy(st.nonfinite)
     mn, mx = fix_zero_signs(src, st.mn, st.mx)
     limits, bucket = encode_runs(counts)
-    return legacy(st, mn, mx, limits, bucket)
+    return legacy(st.n, st, mn, mx, limits, bucket)
 
 
 def variable_stats(values: ArrayLike, *, exact_sum: bool = False) -> VariableStats:
@@ -312,7 +312,7 @@ def variable_stats(values: ArrayLike, *, exact_sum: bool = False) -> VariableSta
         )
     mn, mx = fix_zero_signs(src, st.mn, st.mx)
     limits, bucket = encode_runs(counts)
-    hist = legacy(st, mn, mx, limits, bucket)
+    hist = legacy(st.n, st, mn, mx, limits, bucket)
     return VariableStats(
         mean=st.mean,
         stddev=math.sqrt(max(st.m2, 0.0) / st.n),
