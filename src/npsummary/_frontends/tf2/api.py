@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..._common.convert import (
+    as_array,
     as_list,
     check_int,
     check_tag,
@@ -246,7 +247,14 @@ def image(
 
     def build(_: EventWriter, tag: str) -> bytes:
         note = check_text(description, "description", tag=tag)
-        return tf_image_value(tag, data, max_outputs, description=note)
+        images = as_array(data, tag)
+        if images.ndim != 4 or images.shape[-1] not in (1, 2, 3, 4):
+            raise ValueError(
+                f"{tag!r}: tf.summary.image expects [k, h, w, c] with c in {{1, 2, 3, 4}}, got "
+                f"shape {images.shape}"
+            )
+        count = check_int(max_outputs, "max_outputs", tag=tag, minimum=0)
+        return tf_image_value(tag, images, count, description=note)
 
     return _record(name, step, build)
 
