@@ -67,7 +67,7 @@ def decode(data: bytes) -> np.ndarray:
 
 
 def ours(video: np.ndarray) -> bytes:
-    value = proto.SummaryValue.FromString(video_value("v", video, 4, "NTCHW", lambda *a: None))
+    value = proto.SummaryValue.FromString(video_value("v", video, 4.0, lambda *a: None))
     return bytes(value.image.encoded_image_string)
 
 

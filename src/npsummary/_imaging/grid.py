@@ -40,22 +40,23 @@ def make_grid(
       ValueError: not a non-empty 4-D array, ``ncols < 1``, ``padding < 0``, or ``pad_value``
         does not fit the dtype.
     """
-    arr = as_image_array(nhwc)
-    if arr.ndim != 4 or arr.shape[0] < 1:
-        raise ValueError(f"make_grid expects a non-empty [N, H, W, C] array, got shape {arr.shape}")
-    n, h, w, c = arr.shape
+    if nhwc.ndim != 4 or nhwc.shape[0] < 1:
+        raise ValueError(
+            f"make_grid expects a non-empty [N, H, W, C] array, got shape {nhwc.shape}"
+        )
+    n, h, w, c = nhwc.shape
     cols = min(check_int(ncols, "ncols", minimum=1), n)
     p = check_int(padding, "padding", minimum=0)
-    fill = _pad_fill(pad_value, arr.dtype)
+    fill = _pad_fill(pad_value, nhwc.dtype)
     rows = -(-n // cols)
-    canvas = np.empty((rows * (h + p) + p, cols * (w + p) + p, c), arr.dtype)
+    canvas = np.empty((rows * (h + p) + p, cols * (w + p) + p, c), nhwc.dtype)
     canvas[...] = fill
     for r in range(rows):
         k = min(cols, n - r * cols)
         top = r * (h + p) + p
         # The k tiles of this row, seen as [H, k, W + p, C] inside the canvas.
         band = canvas[top : top + h, p : p + k * (w + p)].reshape(h, k, w + p, c)
-        band[:, :, :w] = arr[r * cols : r * cols + k].transpose(1, 0, 2, 3)
+        band[:, :, :w] = nhwc[r * cols : r * cols + k].transpose(1, 0, 2, 3)
     return canvas
 
 

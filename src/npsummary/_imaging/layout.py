@@ -1,4 +1,5 @@
-"""Image layouts: one image as ``[H, W, C]``, a batch as ``[N, H, W, C]``.
+"""Image layouts: one image as ``[H, W, C]``, a batch as ``[N, H, W, C]``, a video as
+``[N, T, C, H, W]``.
 
 ``dataformats`` (parsed by :func:`npsummary._imaging.dataformats.parse_layout`) names the
 array's axes in order. Per rank the letters must be a permutation of ``HW`` (2-D), ``HWC`` (3-D)
@@ -6,6 +7,7 @@ or ``NCHW`` (4-D), so ``'WH'`` is a transposed gray image and ``'CWH'`` a transp
 ``to_nhwc`` also takes a permutation of ``NHW``: a batch of gray images. One channel stays gray:
 it is never expanded to RGB (tensorboardX triples it). A 4-D layout given to ``to_hwc`` becomes
 one image through ``make_grid(ncols=8, padding=0)``, which is exactly tensorboardX's grid.
+``to_ntchw`` takes a permutation of NTCHW, or of TCHW for one clip (``add_video``).
 Layout functions return views and keep the dtype; values are converted separately
 (:mod:`npsummary._imaging.pixels`).
 """
@@ -17,11 +19,12 @@ from typing import Any
 import numpy as np
 
 from .._common.compat_errors import DataformatsError
+from .._common.convert import as_numeric_array
 from .dataformats import parse_layout, who
 from .grid import make_grid
 from .pixels import CHANNELS, as_image_array
 
-__all__ = ["to_hwc", "to_nhwc"]
+__all__ = ["to_hwc", "to_nhwc", "to_ntchw"]
 
 _LAYOUTS = ("HW", "HWC", "NCHW")
 _BATCH_LAYOUTS = ("NHW", "NCHW")
@@ -92,3 +95,30 @@ def _to_nhwc(arr: np.ndarray, fmt: str, kind: str, tag: str) -> np.ndarray:
     if nhwc.shape[1] < 1 or nhwc.shape[2] < 1:
         raise ValueError(f"{who(kind, tag)}: H and W must be >= 1, got shape {arr.shape}")
     return nhwc
+
+
+_VIDEO = "NTCHW"
+
+
+def to_ntchw(video: Any, dataformats: Any, *, tag: str) -> np.ndarray:
+    """A video (``add_video``'s ``vid_tensor``) as a non-empty ``[N, T, C, H, W]`` array with C
+    in {1, 3, 4}, keeping its dtype; ``dataformats`` is a permutation of NTCHW, or of TCHW for
+    one clip (then N is 1).
+
+    Raises:
+      TypeError: non-numeric data, or ``dataformats`` not a str.
+      ValueError: a bad layout, another rank, another C, or an empty video.
+    """
+    layout = parse_layout(dataformats, (_VIDEO, "TCHW"), kind="video", tag=tag)
+    array = as_numeric_array(video, tag, "vid_tensor")
+    if len(layout) == 4:
+        layout = "N" + layout  # one clip
+        array = array[None]
+    if array.ndim != 5:
+        raise ValueError(f"{tag!r}: a video must be 5-D ({dataformats}), got shape {array.shape}")
+    ntchw = array.transpose([layout.index(axis) for axis in _VIDEO])
+    if ntchw.shape[2] not in (1, 3, 4):
+        raise ValueError(f"{tag!r}: C must be 1, 3 or 4, got shape {ntchw.shape} (NTCHW)")
+    if 0 in ntchw.shape:
+        raise ValueError(f"{tag!r}: empty video, shape {ntchw.shape} (NTCHW)")
+    return np.asarray(ntchw)

@@ -19,11 +19,9 @@ TF1's per-image float normalisation.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
-from .._common.convert import UINT8_OR_FLOAT, as_array, as_native_array, check_int, check_numeric
 from .._format.png import encode_png
 from .._format.wire import encode_value
 from .metadata import DT_STRING, PLUGIN_IMAGES, metadata_bytes
@@ -90,47 +88,32 @@ def pixels_value(
 
 
 def tf_image_value(
-    tag: str, data: Any, max_outputs: Any, *, description: str | None = None
+    tag: str, images: np.ndarray, max_outputs: int, *, description: str | None = None
 ) -> bytes:
-    """``tf.summary.image``: ``data`` is ``[k, h, w, c]``; the first ``max_outputs`` images are
-    converted with ``convert_image_dtype`` and PNG-encoded; width and height come from the
-    full shape."""
+    """``tf.summary.image`` of a checked ``[k, h, w, c]`` batch: the first ``max_outputs``
+    images are converted with ``convert_image_dtype`` and PNG-encoded; width and height come
+    from the full shape."""
     from .._imaging.pixels import tf2_convert_image_dtype
 
-    array = as_array(data, tag)
-    if array.ndim != 4 or array.shape[-1] not in (1, 2, 3, 4):
-        raise ValueError(
-            f"{tag!r}: tf.summary.image expects [k, h, w, c] with c in {{1, 2, 3, 4}}, got "
-            f"shape {array.shape}"
-        )
-    count = check_int(max_outputs, "max_outputs", tag=tag, minimum=0)
-    _, height, width, _ = array.shape
+    _, height, width, _ = images.shape
     if height < 1 or width < 1:
         pngs: list[bytes] = []
     else:
-        pngs = [encode_png(tf2_convert_image_dtype(image, tag=tag)) for image in array[:count]]
+        pngs = [
+            encode_png(tf2_convert_image_dtype(image, tag=tag)) for image in images[:max_outputs]
+        ]
     return image_value(tag, width, height, pngs, description=description)
 
 
-def tf1_image_values(tag: str, data: Any, max_outputs: Any) -> list[bytes]:
-    """``tf.compat.v1.summary.image``: one legacy value per image of ``[k, h, w, c]``
-    (c = 1, 3 or 4); uint8 is stored as is, floats are normalised per image as TF1 does."""
+def tf1_image_values(tag: str, images: np.ndarray, max_outputs: int) -> list[bytes]:
+    """``tf.compat.v1.summary.image`` of a checked ``[k, h, w, c]`` batch (uint8 or float, at
+    least 1x1): one legacy value per image; uint8 is stored as is, floats are normalised per
+    image as TF1 does."""
     from .._imaging.pixels import tf1_normalize_image
 
-    array = as_native_array(data, tag)
-    if array.ndim != 4 or array.shape[-1] not in (1, 3, 4):
-        raise ValueError(
-            f"{tag!r}: images must have shape [k, h, w, c] with c in (1, 3, 4), "
-            f"got shape {array.shape}"
-        )
-    check_numeric(array, "images", tag=tag, accepted=UINT8_OR_FLOAT)
-    count = check_int(max_outputs, "max_outputs", tag=tag, minimum=1)
-    if array.shape[1] < 1 or array.shape[2] < 1:
-        raise ValueError(f"{tag!r}: images must be at least 1x1 pixels, got shape {array.shape}")
     values = []
-    for i in range(min(count, array.shape[0])):
-        pixels = array[i] if array.dtype == np.uint8 else tf1_normalize_image(array[i], tag=tag)
-        values.append(
-            legacy_image_value(f"{tag}/image/{i}" if count > 1 else f"{tag}/image", pixels)
-        )
+    for i in range(min(max_outputs, images.shape[0])):
+        pixels = images[i] if images.dtype == np.uint8 else tf1_normalize_image(images[i], tag=tag)
+        tagged = f"{tag}/image/{i}" if max_outputs > 1 else f"{tag}/image"
+        values.append(legacy_image_value(tagged, pixels))
     return values

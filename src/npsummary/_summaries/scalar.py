@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from typing import NamedTuple
 
 from .._common.convert import _FLOAT32_OVERFLOW
 from .._format.wire import (
@@ -38,6 +39,7 @@ __all__ = [
     "SimpleScalarEncoder",
     "legacy_scalar_value",
     "pack_event",
+    "pack_step_event",
     "scalar_value",
     "torch_scalar_value",
 ]
@@ -53,12 +55,24 @@ def scalar_value(
     return ScalarEncoder().encode(tag, value, description, display_name)
 
 
-#: One cached event layout: the bytes between the step and the float (the ``summary`` and
-#: ``value`` headers and the value's fields before the float), the bytes after the float, and
-#: the ``pack`` methods of the structs packing a whole event with a step of 0 (omitted) and of
-#: 1, 2 and 3 varint bytes.
 _Pack = Callable[..., bytes]
-ScalarEntry = tuple[bytes, bytes, _Pack, _Pack, _Pack, _Pack]
+
+
+class ScalarEntry(NamedTuple):
+    """One tag's cached event layout (:meth:`ScalarEncoder.entry`), which :func:`pack_event`
+    and :func:`pack_step_event` fill with a wall time, a step and a float."""
+
+    #: The ``Event.summary`` and ``Summary.value`` headers and the value's fields before the float.
+    before: bytes
+    #: The value's fields after the float.
+    after: bytes
+    #: ``pack`` of the struct of a whole event with a step of 0 (omitted).
+    pack_no_step: _Pack
+    #: ``pack`` of the structs of a whole event with a step of 1, 2 and 3 varint bytes.
+    pack_step_1: _Pack
+    pack_step_2: _Pack
+    pack_step_3: _Pack
+
 
 #: Smallest magnitude a float32 cast rounds to infinity: a float below it packs as "f".
 FLOAT32_OVERFLOW = _FLOAT32_OVERFLOW
@@ -83,30 +97,41 @@ def _event_struct(step_bytes: int, before: int, after: int) -> struct.Struct:
     return packer
 
 
+def pack_step_event(entry: ScalarEntry, value: float, step: int, wall_time: float) -> bytes:
+    """:func:`pack_event` where the front ends' hot paths call it: ``0 < step <
+    PACKED_STEP_LIMIT`` and a wall time other than 0.0 (``time.time()``). One ``struct`` call,
+    with the step's varint bytes as its arguments (9 and 16: the wall time's and step's field
+    headers)."""
+    if step < 128:
+        return entry.pack_step_1(9, wall_time, 16, step, entry.before, value, entry.after)
+    if step < 16384:
+        return entry.pack_step_2(
+            9, wall_time, 16, step & 127 | 128, step >> 7, entry.before, value, entry.after
+        )
+    return entry.pack_step_3(
+        9, wall_time, 16, step & 127 | 128, (step >> 7) & 127 | 128, step >> 14,
+        entry.before, value, entry.after,
+    )  # fmt: skip
+
+
 def pack_event(entry: ScalarEntry, value: float, step: int, wall_time: float) -> bytes:
     """Serialized ``Event{wall_time, step, summary{value: [scalar]}}`` from a cached entry;
     ``value`` must be within float32's range (saturated by the caller)."""
-    before, after, zero, one, two, three = entry
     if wall_time != 0.0 and 0 <= step < PACKED_STEP_LIMIT:  # proto3 omits +0.0 (and step 0)
-        if step < 128:
-            if step:
-                return one(9, wall_time, 16, step, before, value, after)
-            return zero(9, wall_time, before, value, after)
-        if step < 16384:
-            return two(9, wall_time, 16, step & 127 | 128, step >> 7, before, value, after)
-        return three(
-            9, wall_time, 16, step & 127 | 128, (step >> 7) & 127 | 128, step >> 14,
-            before, value, after,
-        )  # fmt: skip
+        if step:
+            return pack_step_event(entry, value, step, wall_time)
+        return entry.pack_no_step(9, wall_time, entry.before, value, entry.after)
     step_field = b"\x10" + encode_varint(step) if step else b""
-    return b"".join((wall_time_field(wall_time), step_field, before, _FLOAT.pack(value), after))
+    return b"".join(
+        (wall_time_field(wall_time), step_field, entry.before, _FLOAT.pack(value), entry.after)
+    )
 
 
 class ScalarEncoder:
     """Encodes TF2 scalar values and whole scalar events with per-tag cached bytes.
 
     ``plain`` maps a tag logged without description or display name to its entry, for the
-    front ends' inlined hot paths (see :func:`pack_event`); it is filled by :meth:`entry`.
+    front ends' hot paths (see :func:`pack_step_event`); it is filled by :meth:`entry`.
     """
 
     _MAX_CACHED = 65536
@@ -146,7 +171,7 @@ class ScalarEncoder:
             prefix, suffix, headers = self._get(tag, description, display_name)
             before = headers + prefix
             n, m = len(before), len(suffix)
-            found = (
+            found = ScalarEntry(
                 before,
                 suffix,
                 _event_struct(0, n, m).pack,

@@ -1,6 +1,7 @@
 """Videos as animated GIFs in ``Summary.Image``, as tensorboardX's ``add_video`` writes them.
 
-The input is ``[N, T, C, H, W]`` (or any permutation named by ``dataformats``). As in
+The input is ``[N, T, C, H, W]``, as :func:`npsummary._imaging.layout.to_ntchw` brings any
+permutation named by ``dataformats`` there (in the front end). As in
 tensorboardX and torch, the N clips are tiled into one grid per frame: N is padded with black
 clips to a power of two, the grid has ``2 ** ((bit_length(N) - 1) // 2)`` rows, and each frame
 becomes one GIF frame. Pixel values follow each library exactly: uint8 is divided by 255 in
@@ -19,33 +20,12 @@ Format notes: docs/FORMAT.md §4.3.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
-from .._common.convert import as_numeric_array, to_positive_float
 from .._format.gif import encode_gif
-from .._imaging.dataformats import parse_layout
 
 __all__ = ["prepare_video", "video_value"]
-
-_ORDER = "NTCHW"
-
-
-def _ntchw(tag: str, data: Any, dataformats: Any) -> np.ndarray:
-    layout = parse_layout(dataformats, (_ORDER, "TCHW"), kind="video", tag=tag)
-    array = as_numeric_array(data, tag, "vid_tensor")
-    if len(layout) == 4:
-        layout = "N" + layout  # one clip
-        array = array[None]
-    if array.ndim != 5:
-        raise ValueError(f"{tag!r}: a video must be 5-D ({dataformats}), got shape {array.shape}")
-    video = array.transpose([layout.index(axis) for axis in _ORDER])
-    if video.shape[2] not in (1, 3, 4):
-        raise ValueError(f"{tag!r}: C must be 1, 3 or 4, got shape {video.shape} (NTCHW)")
-    if 0 in video.shape:
-        raise ValueError(f"{tag!r}: empty video, shape {video.shape} (NTCHW)")
-    return np.asarray(video)
 
 
 def _to_uint8(
@@ -89,26 +69,22 @@ def prepare_video(
 
 def video_value(
     tag: str,
-    data: Any,
-    fps: Any,
-    dataformats: Any,
+    video: np.ndarray,
+    fps: float,
     report_nan: Callable[[str, int], None],
     *,
     tensorboardx: bool = False,
 ) -> bytes:
-    """Serialized ``Summary.Value{tag, image: Summary.Image{GIF}}``; ``tensorboardx``: pixel
-    values converted as tensorboardX converts them (see the module docstring).
+    """Serialized ``Summary.Value{tag, image: Summary.Image{GIF}}`` of a checked ``[N, T, C, H,
+    W]`` video (:func:`~npsummary._imaging.layout.to_ntchw`) at ``fps`` (> 0) frames per
+    second; ``tensorboardx``: pixel values converted as tensorboardX converts them (see the
+    module docstring).
 
     Raises:
-      TypeError: non-numeric data, fps or dataformats of the wrong type.
-      ValueError: wrong rank, C not in {1, 3, 4}, an empty video, or fps not positive.
+      ValueError: a GIF frame of more than 65535 pixels a side.
     """
     from .. import proto
 
-    if isinstance(fps, (bool, np.bool_)):
-        raise TypeError(f"{tag!r}: fps must be a number, got {fps!r}")
-    rate = to_positive_float(fps, tag, "fps")
-    video = _ntchw(tag, data, dataformats)
     frames = prepare_video(video, lambda count: report_nan(tag, count), tensorboardx=tensorboardx)
     _t, height, width, channels = frames.shape
     rgb = frames[..., :3] if channels >= 3 else np.repeat(frames, 3, axis=3)
@@ -117,7 +93,7 @@ def video_value(
             f"{tag!r}: a GIF frame is at most 65535 pixels a side, got {width}x{height}"
         )
     # A GIF stores a frame's delay in 16 bits: a slower rate shows each frame for the longest.
-    gif = encode_gif(rgb, int(min(100 / rate, 0xFFFF)))
+    gif = encode_gif(rgb, int(min(100 / fps, 0xFFFF)))
     value = proto.SummaryValue(tag=tag)
     image = value.image
     image.height, image.width, image.colorspace = height, width, channels

@@ -15,7 +15,9 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..._common.convert import check_tag
+import numpy as np
+
+from ..._common.convert import check_tag, to_positive_float
 from ..._core.event_writer import EventWriter, LogdirTarget
 from .base import TbxWriterBase
 
@@ -359,13 +361,17 @@ class PluginMethods(TbxWriterBase):
           TypeError: non-numeric data or a bad fps/dataformats type.
           ValueError: wrong rank, an unsupported C, an empty video or fps not positive.
         """
+        from ..._imaging.layout import to_ntchw
         from ..._summaries.video import video_value
 
         tag, step, wall = self._resolve(tag, global_step, walltime)
+        if isinstance(fps, (bool, np.bool_)):
+            raise TypeError(f"{tag!r}: fps must be a number, got {fps!r}")
+        rate = to_positive_float(fps, tag, "fps")
+        video = to_ntchw(vid_tensor, dataformats, tag=tag)
         value = video_value(
-            tag, vid_tensor, fps, dataformats, self._nan_report(),
-            tensorboardx=self.flavour == "tensorboardX",
-        )  # fmt: skip
+            tag, video, rate, self._nan_report(), tensorboardx=self.flavour == "tensorboardX"
+        )
         self._get_writer().write_values([value], step, wall)
 
     def add_image_with_boxes(

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..._common.convert import check_flag, check_text, scalar_dict, to_float, to_float32_range
 from ..._core.event_writer import EventWriter, subrun_name
-from ..._summaries.scalar import FLOAT32_OVERFLOW, PACKED_STEP_LIMIT, torch_scalar_value
+from ..._summaries.scalar import (
+    FLOAT32_OVERFLOW,
+    PACKED_STEP_LIMIT,
+    pack_step_event,
+    torch_scalar_value,
+)
 from .base import TbxWriterBase
 
 if TYPE_CHECKING:
@@ -118,19 +123,7 @@ class ScalarMethods(TbxWriterBase):
         ):
             entry = writer.plain_simple_scalars.get(tag)
             if entry is not None:
-                if global_step < 128:
-                    payload = entry[3](9, _now(), 16, global_step, entry[0], scalar_value, entry[1])
-                elif global_step < 16384:
-                    payload = entry[4](
-                        9, _now(), 16, global_step & 127 | 128, global_step >> 7,
-                        entry[0], scalar_value, entry[1],
-                    )  # fmt: skip
-                else:
-                    payload = entry[5](
-                        9, _now(), 16, global_step & 127 | 128, (global_step >> 7) & 127 | 128,
-                        global_step >> 14, entry[0], scalar_value, entry[1],
-                    )  # fmt: skip
-                writer.sink_write(payload)
+                writer.sink_write(pack_step_event(entry, scalar_value, global_step, _now()))
                 return
         if display_name.__class__ is bool or summary_description.__class__ is bool:
             display_name, summary_description, new_style, double_precision = _torch_positions(

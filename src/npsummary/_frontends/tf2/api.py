@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..._common.convert import (
+    as_array,
     as_list,
     check_int,
     check_tag,
@@ -34,7 +35,7 @@ from ..._common.convert import (
 from ..._common.messages import check_event_size, message_bytes, parse_message
 from ..._core.event_writer import EventWriter
 from ..._summaries.metadata import written_metadata
-from ..._summaries.scalar import FLOAT32_OVERFLOW, PACKED_STEP_LIMIT
+from ..._summaries.scalar import FLOAT32_OVERFLOW, PACKED_STEP_LIMIT, pack_step_event
 from ..context import (
     get_step,
     name_scope,
@@ -150,19 +151,7 @@ def scalar(
         scope = current.name_scope
         entry = writer.plain_scalars.get(scope + name if scope else name)
         if entry is not None and step.__class__ is int and 0 < step < PACKED_STEP_LIMIT:
-            # pack_event's branches, inline (a call costs as much as the packing).
-            if step < 128:
-                payload = entry[3](9, time.time(), 16, step, entry[0], data, entry[1])
-            elif step < 16384:
-                payload = entry[4](
-                    9, time.time(), 16, step & 127 | 128, step >> 7, entry[0], data, entry[1]
-                )
-            else:
-                payload = entry[5](
-                    9, time.time(), 16, step & 127 | 128, (step >> 7) & 127 | 128, step >> 14,
-                    entry[0], data, entry[1],
-                )  # fmt: skip
-            writer.sink_write(payload)
+            writer.sink_write(pack_step_event(entry, data, step, time.time()))
             return True
     tag = scoped_tag(name)
     step = _step_for(step, tag)
@@ -258,7 +247,14 @@ def image(
 
     def build(_: EventWriter, tag: str) -> bytes:
         note = check_text(description, "description", tag=tag)
-        return tf_image_value(tag, data, max_outputs, description=note)
+        images = as_array(data, tag)
+        if images.ndim != 4 or images.shape[-1] not in (1, 2, 3, 4):
+            raise ValueError(
+                f"{tag!r}: tf.summary.image expects [k, h, w, c] with c in {{1, 2, 3, 4}}, got "
+                f"shape {images.shape}"
+            )
+        count = check_int(max_outputs, "max_outputs", tag=tag, minimum=0)
+        return tf_image_value(tag, images, count, description=note)
 
     return _record(name, step, build)
 

@@ -11,9 +11,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..._common.convert import (
+    UINT8_OR_FLOAT,
     as_array,
     as_list,
+    as_native_array,
     check_int,
+    check_numeric,
     check_tag,
     check_text,
     to_float,
@@ -200,7 +203,18 @@ def image(
     from ..._summaries.image import tf1_image_values
 
     tag = _summary_tag(name, family)
-    return _collect(encode_summary(tf1_image_values(tag, tensor, max_outputs)), collections, tag)
+    images = as_native_array(tensor, tag)
+    if images.ndim != 4 or images.shape[-1] not in (1, 3, 4):
+        raise ValueError(
+            f"{tag!r}: images must have shape [k, h, w, c] with c in (1, 3, 4), "
+            f"got shape {images.shape}"
+        )
+    check_numeric(images, "images", tag=tag, accepted=UINT8_OR_FLOAT)
+    count = check_int(max_outputs, "max_outputs", tag=tag, minimum=1)
+    if images.shape[1] < 1 or images.shape[2] < 1:
+        raise ValueError(f"{tag!r}: images must be at least 1x1 pixels, got shape {images.shape}")
+    values = tf1_image_values(tag, images, count)
+    return _collect(encode_summary(values), collections, tag)
 
 
 def audio(
