@@ -81,6 +81,18 @@ class FastScalars:
     tags: list[str]
     metadata: list[bytes | None]
 
+    def rows(self, i: int, j: int, first_record: int) -> FastScalars:
+        """Rows ``i .. j - 1``, their records numbered from ``first_record`` (the same groups)."""
+        return FastScalars(
+            self.index[i:j] - first_record,
+            self.group[i:j],
+            self.steps[i:j],
+            self.wall_times[i:j],
+            self.values[i:j],
+            self.tags,
+            self.metadata,
+        )
+
 
 def _varint(u8: npt.NDArray[np.uint8], pos: IntArray) -> tuple[IntArray, IntArray]:
     """Values and byte lengths of the varints at ``pos`` (length 11 marks an unterminated one).

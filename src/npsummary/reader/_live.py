@@ -181,15 +181,7 @@ def _subset(fast: FastScalars, lo: int, hi: int) -> FastScalars:
     """The bulk-decoded scalars of records ``lo .. hi - 1``, numbered from ``lo``."""
     a, b = np.searchsorted(fast.index, [lo, hi]).tolist()
     if len(fast.tags) <= _FEW_GROUPS:  # the collector passes over the groups a run lacks
-        return FastScalars(
-            fast.index[a:b] - lo,
-            fast.group[a:b],
-            fast.steps[a:b],
-            fast.wall_times[a:b],
-            fast.values[a:b],
-            fast.tags,
-            fast.metadata,
-        )
+        return fast.rows(a, b, lo)
     groups, inverse = np.unique(fast.group[a:b], return_inverse=True)
     return FastScalars(
         fast.index[a:b] - lo,

@@ -394,16 +394,7 @@ def _read_together(
             if b > a:
                 i, j = int(cut[k]), int(cut[k + 1])
                 batch = RecordBatch(file, buf, starts[a:b], payload_ends[a:b], -int(offsets[k]))
-                sub = FastScalars(
-                    fast.index[i:j] - a,
-                    fast.group[i:j],
-                    fast.steps[i:j],
-                    fast.wall_times[i:j],
-                    fast.values[i:j],
-                    fast.tags,
-                    fast.metadata,
-                )
-                collector.batch(batch, sub)
+                collector.batch(batch, fast.rows(i, j, a))
             k += 1
         data.finish()
         out.append((data, stats))
@@ -454,17 +445,14 @@ def iter_run_data(
     total = stats if stats is not None else ReadStats()
     found, fs = open_sweep(fs, path, runs)
     count = worker_count(workers, fs, found)
+    groups = split(found, max(count, 1))
     if count <= 1:
-        from ._parallel import split
-
-        for group in split(found, 1):
-            for data, part in read_runs(fs, group, options):
-                merge_stats(total, part)
-                if progress is not None:
-                    progress(data.name, total.records)
-                yield data, part
-        return
-    for results in ordered_map(read_runs, fs, split(found, count), options, count):
+        batches: Iterable[list[tuple[RunData, ReadStats]]] = (
+            read_runs(fs, group, options) for group in groups
+        )
+    else:
+        batches = ordered_map(read_runs, fs, groups, options, count)
+    for results in batches:
         for data, part in results:
             merge_stats(total, part)
             if progress is not None:
@@ -473,36 +461,9 @@ def iter_run_data(
 
 
 def load_runs(
-    fs: FileSystem,
-    path: str,
-    *,
-    kinds: Iterable[str] = KINDS,
-    runs: re.Pattern[str] | None = None,
-    tags: re.Pattern[str] | None = None,
-    strict: bool = False,
-    decode: bool = False,
-    max_image_pixels: int = MAX_IMAGE_PIXELS,
-    stats: ReadStats | None = None,
-    progress: Callable[[str, int], None] | None = None,
-    workers: int | None = None,
+    fs: FileSystem, path: str, *, stats: ReadStats | None = None, **options: Any
 ) -> tuple[list[RunData], ReadStats]:
     """Read every run under ``path`` (see :func:`npsummary.reader.load`) into a list; the
     arguments are :func:`iter_run_data`'s."""
     stats = stats if stats is not None else ReadStats()
-    out = [
-        data
-        for data, _ in iter_run_data(
-            fs,
-            path,
-            kinds=kinds,
-            runs=runs,
-            tags=tags,
-            strict=strict,
-            decode=decode,
-            max_image_pixels=max_image_pixels,
-            stats=stats,
-            progress=progress,
-            workers=workers,
-        )
-    ]
-    return out, stats
+    return [data for data, _ in iter_run_data(fs, path, stats=stats, **options)], stats
