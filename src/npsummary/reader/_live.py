@@ -24,7 +24,7 @@ from .._common.convert import check_flag, check_int
 from .._format.pngread import MAX_IMAGE_PIXELS
 from ._api import PathLike, Pattern, check_kinds
 from ._crc import length_crc_ok
-from ._discover import compile_filter, discover
+from ._discover import Run, compile_filter
 from ._fastscalar import FastScalars, match_scalars
 from ._framing import (
     CHUNK,
@@ -47,6 +47,8 @@ from ._series import (
     TensorSeries,
     TextSeries,
 )
+from ._storage.prefetch import PrefetchedFiles
+from ._storage.sweep import open_sweep
 
 __all__ = ["Reader"]
 
@@ -81,6 +83,14 @@ def _guard(fs: FileSystem, path: str, end: int) -> bytes:
     with fs.open(path) as f:
         skip_to(f, end - _GUARD)
         return f.read(_GUARD)
+
+
+def _guard_in(batch: RecordBatch | None, end: int) -> bytes:
+    """The guard bytes before ``end`` from a batch just read, if it holds them (no request)."""
+    if batch is None or end < _GUARD:
+        return b""
+    lo, hi = end - _GUARD - batch.base, end - batch.base
+    return batch.buf[lo:hi] if lo >= 0 and hi <= len(batch.buf) else b""
 
 
 class _Rewritten(Exception):
@@ -133,11 +143,13 @@ class _Run:
             stats = ReadStats()
             self.collector.stats = stats
             start = f.done
-            for batch in read_batches(fs, f.path, stats, start, strict=strict):
-                self.collector.batch(batch)
+            last: RecordBatch | None = None
+            for last in read_batches(fs, f.path, stats, start, strict=strict):
+                self.collector.batch(last)
             f.size = start + stats.bytes
             f.done = f.size - stats.torn_bytes
-            f.guard = _guard(fs, f.path, f.done) if f.done > start else f.guard
+            if f.done > start:
+                f.guard = _guard_in(last, f.done) or _guard(fs, f.path, f.done)
             f.records += stats.records
             f.corrupt_records += stats.corrupt_records
             f.corrupt_bytes += stats.corrupt_bytes
@@ -340,12 +352,26 @@ class Reader:
                 raised is read again from its start by the next call.
         """
         # A filesystem per call: remote ones cache listings and sizes, which must be fresh.
-        fs = filesystem_for(self._path)
+        # On an object store, one listing of the whole sweep gives every size, and the runs
+        # not read yet are fetched ahead, concurrently (what reader.load does).
+        found, fs = open_sweep(
+            filesystem_for(self._path),
+            self._path,
+            self._runs_re,
+            prefetch=lambda run: run.name not in self._state,
+        )
+        try:
+            self._refresh(found, fs)
+        finally:
+            if isinstance(fs, PrefetchedFiles):
+                fs.close()  # its fetches left ahead (a read that raised) and threads
+
+    def _refresh(self, found: list[Run], fs: FileSystem) -> None:
         identity: Callable[[str], Hashable] = getattr(fs, "identity", lambda p: None)
         state: dict[str, _Run] = {}
         grown: list[_Tail] = []
         try:
-            for run in discover(fs, self._path, self._runs_re):
+            for run in found:
                 known = self._state.pop(run.name, None)  # one that raises is read afresh
                 if known is None or not known.extends(fs, run.files, identity):
                     known = _Run(run.name, self._make)

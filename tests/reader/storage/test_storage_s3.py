@@ -174,3 +174,31 @@ def test_the_final_error_names_the_object(store: Store, proxy: FaultProxy, local
         reader.scalars(store.url)
     proxy.heal()
     assert reader.scalars(store.url, runs="deeper")
+
+
+def test_a_live_reader_lists_once_and_fetches_new_runs_ahead(
+    store: Store, proxy: FaultProxy, local: Path
+) -> None:
+    import boto3
+
+    event_files = store.objects - 1
+    proxy.reset_counts()
+    live = reader.Reader(store.url, kinds=["scalars"])
+    first = live.scalars()
+    assert proxy.stats()["methods"] == {"GET": event_files + 1}  # as reader.scalars: no HEADs
+    assert same(first, reader.scalars(local))
+    proxy.reset_counts()
+    again = live.scalars()  # nothing new: the one listing, every size from it
+    assert proxy.stats()["methods"] == {"GET": 1}
+    assert all(again[key] is first[key] for key in first)
+    # A new run appears (a copy of lr0 under another name): fetched whole, the rest untouched.
+    client = boto3.client("s3", endpoint_url=store.server.endpoint)
+    for path in sorted((local / "lr0").iterdir()):
+        client.put_object(
+            Bucket=BUCKET, Key=f"{store.prefix}/lr9/{path.name}", Body=path.read_bytes()
+        )
+    proxy.reset_counts()
+    grown = live.scalars()
+    copied = [p for p in (local / "lr0").iterdir() if "tfevents" in p.name]
+    assert proxy.stats()["methods"] == {"GET": 1 + len(copied)}
+    assert same(grown, reader.scalars(store.url))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any, BinaryIO
 
@@ -33,7 +33,8 @@ __all__ = ["PrefetchedFiles"]
 
 class PrefetchedFiles:
     """``files`` (``(URL, size)`` in reading order) of ``store``, fetched ahead; ``fs`` (the
-    filesystem of ``root``) for the rest."""
+    filesystem of ``root``) for the rest. ``listed`` gives the sizes of other objects too (the
+    listing's), so that asking them costs no request."""
 
     def __init__(
         self,
@@ -42,12 +43,14 @@ class PrefetchedFiles:
         files: Sequence[tuple[str, int]],
         options: FetchOptions,
         root: str,
+        listed: Mapping[str, int] | None = None,
     ) -> None:
         self._fs = fs
         self._root = root
         self._store = store
         self._options = options
         self._sizes = dict(files)
+        self._listed = {**(listed or {}), **self._sizes}
         self._order = [(url, size) for url, size in files if size <= options.whole_object_max]
         self._next = 0  # index in _order of the next file to fetch
         self._started: set[str] = set()
@@ -109,14 +112,14 @@ class PrefetchedFiles:
         return io.BytesIO(data)
 
     def size(self, path: str) -> int:
-        size = self._sizes.get(path)
+        size = self._listed.get(path)
         return self._fs.size(path) if size is None else size
 
     def listdir(self, path: str) -> list[str]:
         return self._fs.listdir(path)
 
     def isdir(self, path: str) -> bool:
-        return path not in self._sizes and self._fs.isdir(path)
+        return path not in self._listed and self._fs.isdir(path)
 
     def join(self, *parts: str) -> str:
         return self._fs.join(*parts)

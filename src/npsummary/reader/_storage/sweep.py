@@ -26,10 +26,16 @@ __all__ = ["open_sweep"]
 
 
 def open_sweep(
-    fs: FileSystem, path: str, runs: re.Pattern[str] | None = None
+    fs: FileSystem,
+    path: str,
+    runs: re.Pattern[str] | None = None,
+    *,
+    prefetch: Callable[[Run], bool] | None = None,
 ) -> tuple[list[Run], FileSystem]:
     """The runs under ``path`` (as :func:`~npsummary.reader._discover.discover`), and the
     filesystem to read their files through, in their order (runs by name, files by name).
+    ``prefetch`` picks the runs whose files will be read whole (default: all); on an object
+    store the others' sizes still come from the listing (a live reader reads their tails).
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -46,5 +52,6 @@ def open_sweep(
         return discover(fs, path, runs), fs
     found = runs_from_listing(path, objects, runs)
     sizes = dict(objects)
-    files = [(file, sizes[file]) for run in found for file in run.files]
-    return found, PrefetchedFiles(fs, store, files, options, path)
+    whole = found if prefetch is None else [run for run in found if prefetch(run)]
+    files = [(file, sizes[file]) for run in whole for file in run.files]
+    return found, PrefetchedFiles(fs, store, files, options, path, sizes)
