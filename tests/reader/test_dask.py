@@ -81,3 +81,27 @@ def test_nothing_selected_and_bad_arguments(tmp_path: Path) -> None:
         reader.to_dask(tmp_path / "missing")
     with pytest.raises(TypeError):
         reader.to_dask(logdir, no_such_option=1)
+
+
+def test_a_partition_reads_its_runs_without_listing_the_logdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # to_dask lists once where it is called; each partition is handed its runs and files (a
+    # sweep of 10,000 runs in 100 partitions would otherwise be listed 100 times).
+    from npsummary.reader import _dask, _discover
+    from npsummary.reader._io import filesystem_for
+    from npsummary.reader._storage import sweep
+
+    logdir = _sweep(tmp_path)
+    listed = sweep.list_sweep(filesystem_for(str(logdir)), str(logdir))
+    part = sweep.ListedSweep(listed.runs[1:3])
+
+    def no_listing(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a partition listed the logdir")
+
+    monkeypatch.setattr(_discover, "discover", no_listing)
+    monkeypatch.setattr(sweep, "discover", no_listing)
+    got = _dask.read_partition(part, str(logdir), "scalars", None, {})
+    monkeypatch.undo()
+    want = reader.to_pandas(logdir, runs="^lr=[12]/train$")
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want)

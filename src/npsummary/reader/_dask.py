@@ -1,7 +1,8 @@
 """A logdir as a Dask DataFrame, read on the workers: one partition per group of runs.
 
-Only the listing happens where :func:`to_dask` is called; each partition is
-:func:`~npsummary.reader.to_pandas` of its runs, run where Dask schedules it (a
+Only the listing happens where :func:`to_dask` is called, once; each partition is
+:func:`~npsummary.reader.to_pandas` of its runs (their files as listed: a partition lists
+nothing), run where Dask schedules it (a
 ``distributed.LocalCluster``, dask-jobqueue on SLURM, Kubernetes ...), so the logdir must be
 reachable from the workers under the same name: a shared path, or a URL (``s3://``, ``gs://``).
 Dask is optional (``pip install 'dask[dataframe]' distributed``) and imported only by
@@ -11,28 +12,23 @@ Dask is optional (``pip install 'dask[dataframe]' distributed``) and imported on
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from ._api import PathLike, Pattern
-from ._discover import compile_filter, discover
+from ._discover import compile_filter
 from ._io import filesystem_for
+from ._storage.sweep import ListedSweep, list_sweep, reading_listed
 from ._tables import to_pandas
 
 __all__ = ["to_dask"]
 
-_NOTHING = "(?!)"  # a regular expression no run name matches
-
-
-def _exactly(names: tuple[str, ...]) -> str:
-    return "^(?:" + "|".join(re.escape(name) for name in names) + ")$" if names else _NOTHING
-
 
 def read_partition(
-    names: tuple[str, ...], logdir: str, kind: str, tags: Pattern, options: dict[str, Any]
+    listed: ListedSweep, logdir: str, kind: str, tags: Pattern, options: dict[str, Any]
 ) -> Any:
-    """One partition: :func:`~npsummary.reader.to_pandas` of the runs ``names`` of ``logdir``."""
-    return to_pandas(logdir, kind, runs=_exactly(names), tags=tags, **options)
+    """One partition: :func:`~npsummary.reader.to_pandas` of the runs ``listed`` of ``logdir``."""
+    with reading_listed(listed):
+        return to_pandas(logdir, kind, tags=tags, **options)
 
 
 def to_dask(
@@ -72,16 +68,13 @@ def to_dask(
     except ImportError:
         raise ImportError("to_dask needs Dask: pip install 'dask[dataframe]' distributed") from None
     path = os.fspath(logdir)
-    names = tuple(
-        run.name for run in discover(filesystem_for(path), path, compile_filter(runs, "runs"))
-    )
-    # An empty partition of the first run's directory: the columns without reading the sweep.
-    first = path if not names or names[0] == "." else filesystem_for(path).join(path, names[0])
-    meta = read_partition((), first, kind, tags, options)
-    if not names:
+    listed = list_sweep(filesystem_for(path), path, compile_filter(runs, "runs")).runs
+    # A partition of no run: the columns without reading the sweep.
+    meta = read_partition(ListedSweep(()), path, kind, tags, options)
+    if not listed:
         with dask.config.set({"dataframe.convert-string": False}):
             return dd.from_pandas(meta, npartitions=1)
-    groups = [names[i : i + per] for i in range(0, len(names), per)]
+    groups = [ListedSweep(listed[i : i + per]) for i in range(0, len(listed), per)]
     # Dask would otherwise turn the string columns into its own pyarrow string type: the
     # partitions keep to_pandas's types, so that compute() gives what to_pandas gives.
     with dask.config.set({"dataframe.convert-string": False}):

@@ -12,8 +12,11 @@ before. Every other filesystem is walked and read as it always was.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from .._discover import Run, discover
@@ -22,7 +25,48 @@ from .listing import runs_from_listing
 from .options import current
 from .prefetch import PrefetchedFiles
 
-__all__ = ["open_sweep"]
+__all__ = ["ListedSweep", "list_sweep", "open_sweep", "reading_listed"]
+
+
+@dataclass(frozen=True)
+class ListedSweep:
+    """Runs listed once (by :func:`list_sweep`), to be read elsewhere without listing again:
+    each run with its files and, from an object store's listing, their sizes (else None)."""
+
+    runs: tuple[tuple[Run, tuple[int, ...] | None], ...]
+
+
+_LISTED: ContextVar[ListedSweep | None] = ContextVar("npsummary_listed_sweep", default=None)
+
+
+def list_sweep(fs: FileSystem, path: str, runs: re.Pattern[str] | None = None) -> ListedSweep:
+    """List the runs under ``path`` as :func:`open_sweep` does, fetching nothing.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        OSError: the listing failed after retries, naming ``path``.
+    """
+    found, files = open_sweep(fs, path, runs, prefetch=lambda run: False)
+    sizes: Callable[[str], int] | None = files.size if isinstance(files, PrefetchedFiles) else None
+    if isinstance(files, PrefetchedFiles):
+        files.close()
+    return ListedSweep(
+        tuple(
+            (run, None if sizes is None else tuple(sizes(file) for file in run.files))
+            for run in found
+        )
+    )
+
+
+@contextlib.contextmanager
+def reading_listed(listed: ListedSweep) -> Iterator[None]:
+    """Within: :func:`open_sweep` takes its runs from ``listed`` (with the run filter it is
+    given) instead of listing; a partition of a sweep read on a Dask worker uses it."""
+    token = _LISTED.set(listed)
+    try:
+        yield
+    finally:
+        _LISTED.reset(token)
 
 
 def open_sweep(
@@ -43,6 +87,19 @@ def open_sweep(
     """
     opener: Callable[..., Any] | None = getattr(fs, "object_store", None)
     options = current()
+    listed = _LISTED.get()
+    if listed is not None:
+        given = [(run, size) for run, size in listed.runs if runs is None or runs.search(run.name)]
+        store = opener(path, options) if opener is not None else None
+        if store is None:
+            return [run for run, _ in given], fs
+        files = [
+            (file, size)
+            for run, sizes in given
+            if sizes is not None
+            for file, size in zip(run.files, sizes, strict=True)
+        ]
+        return [run for run, _ in given], PrefetchedFiles(fs, store, files, options, path)
     store = opener(path, options) if opener is not None else None
     if store is None:
         return discover(fs, path, runs), fs
