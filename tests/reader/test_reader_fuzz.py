@@ -174,3 +174,43 @@ def test_framing_matches_sequential_reader() -> None:
     ]
     assert got == list(iter_records(BASE))
     assert set(scan.records.tolist()) <= set(pos.tolist())
+
+
+def _walked(buf: bytes, final: bool) -> _framing._Scan:
+    """The scan from every valid header (what _scan does when the Event-first-byte headers
+    are not one chain)."""
+    pos, lens = _framing._headers(buf)
+    chain = _framing._one_chain(len(buf), pos, lens)
+    return chain if chain is not None else _framing._walk(len(buf), pos, lens, final)
+
+
+_payloads = st.one_of(
+    st.binary(max_size=40),  # anything: an Event or not, 0x09 first or not
+    st.binary(max_size=20).map(lambda b: b"\x09" + b),
+    # a payload holding a whole valid record: a header that is not on the chain
+    st.binary(max_size=8).map(lambda b: b"\x09" + frame_record(b"\x09" + b) + b),
+    st.binary(max_size=8).map(lambda b: b"\x09" + frame_record(b"\x10" + b) + b),
+    st.just(b""),
+)
+
+
+@SETTINGS
+@given(
+    payloads=st.lists(_payloads, max_size=12),
+    cut=st.integers(min_value=0, max_value=40),
+    flip=st.one_of(st.none(), st.integers(min_value=0, max_value=400)),
+    final=st.booleans(),
+)
+def test_the_event_first_byte_scan_equals_the_scan_of_every_header(
+    payloads: list[bytes], cut: int, flip: int | None, final: bool
+) -> None:
+    buf = bytearray(b"".join(frame_record(p) for p in payloads))
+    if flip is not None and flip < len(buf):
+        buf[flip] ^= 0x40  # a corrupt header, length or payload byte
+    data = bytes(buf[: max(0, len(buf) - cut)])
+    got, want = _framing._scan(data, final), _walked(data, final)
+    assert got.records.tolist() == want.records.tolist()
+    assert got.lengths.tolist() == want.lengths.tolist()
+    assert (got.consumed, got.corrupt) == (want.consumed, want.corrupt)
+    # The bytes still wanted (0 after a whole chain: the walk says a header's worth).
+    assert (got.need or _framing._HEADER) == (want.need or _framing._HEADER)
