@@ -498,3 +498,27 @@ def test_smooth_images_are_not_sampled(monkeypatch: pytest.MonkeyPatch) -> None:
         encode_png(pixels)
     with pytest.raises(AssertionError, match="sampled"):
         encode_png(make_pixels("noise", (300, 300, 3), 0))
+
+
+def test_reused_filter_gives_each_image_its_own_bytes() -> None:
+    # A thread reuses its last small filter for an image of the same shape: nothing of the
+    # previous image (its rows, the row above the first, its costs) may leak into the next.
+    images = [make_pixels(kind, (30, 17, 3), seed) for seed, kind in enumerate(["noise"] * 2)]
+    images += [make_pixels("gradient", (30, 17, 3), 5), np.zeros((30, 17, 3), np.uint8)]
+    for pixels in images + images[::-1]:
+        data = encode_png(pixels)
+        decoded, types = own_decode(data)
+        np.testing.assert_array_equal(decoded, pixels)
+        np.testing.assert_array_equal(types, reference_filter_types(pixels))
+
+
+def test_reused_filter_keeps_no_reference_to_the_image() -> None:
+    import gc
+    import weakref
+
+    base = make_pixels("noise", (400, 400, 3), 1)
+    ref = weakref.ref(base)
+    encode_png(base[:20, :20])  # a small view: its filter is kept for the next image
+    del base
+    gc.collect()
+    assert ref() is None
