@@ -404,8 +404,8 @@ class _RowFilter:
         x, c, up_left, candidates, work, masks, same, regions = views[:8]
         magnitude, magnitude_rows, costs, out, row_index = views[8:]
         if start:
+            self.row0_is_zero = False  # first: an interrupted copy must not leave it True
             self.pixels[: n + 1] = self.image[start - 1 : stop]
-            self.row0_is_zero = False
         else:
             if not self.row0_is_zero:
                 self.pixels[0] = 0
