@@ -268,17 +268,82 @@ def test_ihdr_fields() -> None:
 
 
 def test_paeth_matches_definition_exhaustively() -> None:
-    ab = np.indices((256, 256), dtype=np.uint8).reshape(2, 1, -1)
+    ab = np.indices((256, 256), dtype=np.uint8).reshape(2, -1)
     a, b = ab[0], ab[1]
+    up_left = np.stack([b, a])
     x = np.zeros_like(a)
-    scratch = [np.empty_like(a) for _ in range(4)]
-    flags = [np.empty(a.shape, np.bool_) for _ in range(2)]
+    work = np.empty((4, a.size), np.uint8)
+    masks, same = np.empty((3, a.size), np.bool_), np.empty(a.size, np.bool_)
     out = np.empty_like(a)
     for c_value in range(256):
         c = np.full_like(a, c_value)
-        _png._paeth(x, a, b, c, *scratch, *flags, out=out)
+        _png._paeth(x, up_left, c, work, masks, same, out)
         predicted = (-out.astype(np.int32)) % 256
         np.testing.assert_array_equal(predicted, paeth_predictor(a, b, c), err_msg=str(c_value))
+
+
+def reference_filtered(image: np.ndarray) -> bytes:
+    """The filtered scanlines, straightforwardly: per row Pillow's choice, then its residuals."""
+    h, w, c = image.shape
+    x = image.reshape(h, w * c).astype(np.int32)
+    a = np.zeros_like(x)
+    a[:, c:] = x[:, :-c]
+    b = np.zeros_like(x)
+    b[1:] = x[:-1]
+    cc = np.zeros_like(x)
+    cc[1:] = a[:-1]
+    predictors = {0: np.zeros_like(x), 2: b, 1: a, 4: paeth_predictor(a, b, cc)}
+    types = reference_filter_types(image)
+    rows = [
+        np.concatenate([[kind], (x[y] - predictors[int(kind)][y]) % 256])
+        for y, kind in enumerate(types)
+    ]
+    return np.array(rows, np.uint8).tobytes()
+
+
+@pytest.mark.fuzz
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    height=st.integers(1, 40),
+    width=st.integers(1, 40),
+    channels=st.integers(1, 4),
+    kind=st.sampled_from(["noise", "constant", "sparse", "gradient", "extremes"]),
+    block_bytes=st.sampled_from([1, 50, 200, 1 << 17]),
+    layout=st.sampled_from(["C", "CHW view", "reversed", "every other column"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_filter_is_the_reference_filter(
+    height: int, width: int, channels: int, kind: str, block_bytes: int, layout: str, seed: int
+) -> None:
+    # The filter works on flat shifted slices of one buffer, by blocks of rows: odd widths,
+    # bpp 1..4, one or two rows, every block boundary (down to one row a block) and strided
+    # inputs must all give the straightforward per-row filtering.
+    if kind == "extremes":  # residuals of exactly -128 and ties between the filters
+        rng = np.random.default_rng(seed)
+        pixels = rng.choice(
+            np.array([0, 1, 127, 128, 129, 255], np.uint8), (height, width, channels)
+        )
+    else:
+        pixels = make_pixels(kind, (height, width, channels), seed)
+    if layout == "CHW view":
+        view = np.ascontiguousarray(pixels.transpose(2, 0, 1)).transpose(1, 2, 0)
+    elif layout == "reversed":
+        view = pixels[::-1, ::-1].copy()[::-1, ::-1]
+    elif layout == "every other column":
+        view = np.repeat(pixels, 2, axis=1)[:, ::2]
+    else:
+        view = pixels
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_png, "_BLOCK_BYTES", block_bytes)
+        filt = _png._RowFilter(view)
+        got = b"".join(bytes(filt.filter(*block)) for block in filt.blocks())
+        assert got == reference_filtered(pixels)
+        if filt.height > filt.block_rows:  # blocks filtered out of order, as the sampling does
+            last = filt.blocks()[-1]
+            first = filt.blocks()[0]
+            assert bytes(filt.filter(*last)) + bytes(filt.filter(*first)) == (
+                got[last[0] * (filt.rowlen + 1) :] + got[: first[1] * (filt.rowlen + 1)]
+            )
 
 
 @pytest.mark.parametrize(
@@ -433,3 +498,27 @@ def test_smooth_images_are_not_sampled(monkeypatch: pytest.MonkeyPatch) -> None:
         encode_png(pixels)
     with pytest.raises(AssertionError, match="sampled"):
         encode_png(make_pixels("noise", (300, 300, 3), 0))
+
+
+def test_reused_filter_gives_each_image_its_own_bytes() -> None:
+    # A thread reuses its last small filter for an image of the same shape: nothing of the
+    # previous image (its rows, the row above the first, its costs) may leak into the next.
+    images = [make_pixels(kind, (30, 17, 3), seed) for seed, kind in enumerate(["noise"] * 2)]
+    images += [make_pixels("gradient", (30, 17, 3), 5), np.zeros((30, 17, 3), np.uint8)]
+    for pixels in images + images[::-1]:
+        data = encode_png(pixels)
+        decoded, types = own_decode(data)
+        np.testing.assert_array_equal(decoded, pixels)
+        np.testing.assert_array_equal(types, reference_filter_types(pixels))
+
+
+def test_reused_filter_keeps_no_reference_to_the_image() -> None:
+    import gc
+    import weakref
+
+    base = make_pixels("noise", (400, 400, 3), 1)
+    ref = weakref.ref(base)
+    encode_png(base[:20, :20])  # a small view: its filter is kept for the next image
+    del base
+    gc.collect()
+    assert ref() is None
