@@ -102,11 +102,16 @@ def test_page_runs_as_written(page: Path, tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_every_marked_block_says_what_covers_it() -> None:
+    """Each marker's reason names the test or CI stage covering its block, and what it names is
+    there (a renamed test leaves no reason pointing nowhere)."""
     assert marked("skip") and marked("install") and marked("ci-run"), "the markers are used"
     for block in (b for p in PAGES if p.exists() for b in blocks(p) if b.marker):
-        assert re.search(r"tests/|\.ci/|RESULTS\.md|RELIABILITY\.md", block.reason or ""), (
+        reason = block.reason or ""
+        assert re.search(r"tests/|\.ci/|RESULTS\.md|RELIABILITY\.md", reason), (
             f"{block.id}: the marker's reason names no test or CI stage"
         )
+        for named in re.findall(r"(?<![\w.])(?:tests|\.ci)/[\w./*-]*[\w*]", reason):
+            assert list(ROOT.glob(named)), f"{block.id}: the marker names {named}, not there"
 
 
 @pytest.mark.remote
