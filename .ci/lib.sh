@@ -8,7 +8,10 @@ cell() {
     shift
     local log
     log=$(mktemp)
-    if "$@" >"$log" 2>&1; then
+    # In the background and waited for: bash ignores set -e inside a function run as an if's
+    # condition, so a stage function's failing step would go on and the cell would pass.
+    "$@" >"$log" 2>&1 &
+    if wait "$!"; then
         echo "cell: $name: $(tail -n 1 "$log")"
         rm -f "$log"
     else

@@ -131,6 +131,7 @@ _PUBLIC: dict[str, str] = {}
 TYPE_ALIASES = {
     "ArrayLike",
     "DataFormats",
+    "GlobalStepLike",
     "KernelLayout",
     "LegacyLike",
     "LogTarget",

@@ -15,8 +15,16 @@ A block is preceded by a marker when it needs more than this directory:
 * ``<!-- docs-test: needs keras, jax — reason -->``: a complete program that needs the
   frameworks named: run on its own in a fresh interpreter, in an empty directory, where they are
   installed (marker ``tf_free``: .ci/stages/70-integrations.sh, a venv without TensorFlow);
-* ``<!-- docs-test: skip — reason -->``: not run (it installs packages or starts a server); the
-  reason names the test or CI stage that covers it instead.
+* ``<!-- docs-test: install — reason -->``: a shell block that installs packages, to run from
+  the root of a clone: .ci/stages/80-wheel-docs.sh runs each with bash, as written, in a fresh
+  venv in a fresh copy of the clone (network to PyPI);
+* ``<!-- docs-test: ci-run — reason -->``: the README's test command, which .ci/run runs as
+  written as its main job;
+* ``<!-- docs-test: skip — reason -->``: not run (it starts a server, or is code of another
+  library or of the project's tooling); the reason names the test or CI stage that covers it.
+
+The blocks and their markers are read by ``docblocks`` (tests/support/), which CI also runs as a
+script to take out the ``install`` and ``ci-run`` blocks.
 """
 
 from __future__ import annotations
@@ -27,65 +35,17 @@ import shlex
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted(
-    [ROOT / "README.md", *(p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts)]
-)
-MARKER = re.compile(
-    r"<!--\s*docs-test:\s*(?P<kind>skip|s3|torchrun|needs(?P<needs>(?:\s+[\w.]+,?)+))\s*[—-]+"
-    r"\s*(?P<reason>.+?)\s*-->"
-)
+from docblocks import PAGES, Block, blocks, marked
+from paths import ROOT
+
 START_IN_CLONE = "<!-- docs-test: start=clone -->"
 S3_BUCKET = "my-bucket"
-FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)(?P<info>[^`]*)$")
 PYTHON = {"python", "py", "python3"}
 SHELL = {"bash", "sh", "shell", "console"}
-
-
-@dataclass
-class Block:
-    page: Path
-    line: int  # 1-based line of the opening fence
-    language: str
-    code: str
-    marker: str | None  # skip, s3, torchrun or needs: the block does not run in its session
-    reason: str | None
-    needs: tuple[str, ...] = ()  # the modules a "needs" block imports
-
-
-def blocks(page: Path) -> list[Block]:
-    """The fenced code blocks of a Markdown page, with the skip marker before each, if any."""
-    lines = page.read_text(encoding="utf-8").splitlines()
-    found: list[Block] = []
-    i = 0
-    while i < len(lines):
-        match = FENCE.match(lines[i])
-        if not match:
-            i += 1
-            continue
-        indent, fence = match["indent"], match["fence"]
-        language = match["info"].strip().split(" ")[0].lower()
-        start = i
-        body: list[str] = []
-        i += 1
-        while i < len(lines) and lines[i].strip() != fence:
-            body.append(lines[i][len(indent) :] if lines[i].startswith(indent) else lines[i])
-            i += 1
-        previous = next((lines[j] for j in range(start - 1, -1, -1) if lines[j].strip()), "")
-        marker = MARKER.search(previous)
-        code = "\n".join(body) + "\n"
-        kind, reason = (marker["kind"], marker["reason"]) if marker else (None, None)
-        needs = tuple(re.findall(r"[\w.]+", marker["needs"] or "")) if marker else ()
-        if needs:
-            kind = "needs"
-        found.append(Block(page, start + 1, language, code, kind, reason, needs))
-        i += 1
-    return found
 
 
 def _commands(code: str) -> list[list[str]]:
@@ -141,25 +101,21 @@ def test_page_runs_as_written(page: Path, tmp_path: Path, monkeypatch: pytest.Mo
     assert ran, f"{page.name}: no block ran"
 
 
-def _marked(kind: str) -> list[Block]:
-    return [b for p in PAGES if p.exists() for b in blocks(p) if b.marker == kind]
-
-
 def test_every_marked_block_says_what_covers_it() -> None:
-    marked = [b for p in PAGES if p.exists() for b in blocks(p) if b.marker]
-    assert _marked("skip"), "the marker is used (README's set-up commands)"
-    for block in marked:
-        assert re.search(r"tests/|\.ci/|RESULTS\.md|RELIABILITY\.md", block.reason or ""), (
-            f"{block.page.name}:{block.line}: the marker's reason names no test or CI stage"
+    """Each marker's reason names the test or CI stage covering its block, and what it names is
+    there (a renamed test leaves no reason pointing nowhere)."""
+    assert marked("skip") and marked("install") and marked("ci-run"), "the markers are used"
+    for block in (b for p in PAGES if p.exists() for b in blocks(p) if b.marker):
+        reason = block.reason or ""
+        assert re.search(r"tests/|\.ci/|RESULTS\.md|RELIABILITY\.md", reason), (
+            f"{block.id}: the marker's reason names no test or CI stage"
         )
-
-
-def _block_id(block: Block) -> str:
-    return f"{block.page.relative_to(ROOT)}:{block.line}"
+        for named in re.findall(r"(?<![\w.])(?:tests|\.ci)/[\w./*-]*[\w*]", reason):
+            assert list(ROOT.glob(named)), f"{block.id}: the marker names {named}, not there"
 
 
 @pytest.mark.remote
-@pytest.mark.parametrize("block", _marked("s3"), ids=_block_id)
+@pytest.mark.parametrize("block", marked("s3"), ids=lambda b: b.id)
 def test_s3_block_runs_against_a_local_server(
     block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -174,17 +130,17 @@ def test_s3_block_runs_against_a_local_server(
 
         boto3.client("s3", endpoint_url=server.endpoint).create_bucket(Bucket=S3_BUCKET)
         monkeypatch.chdir(tmp_path)
-        exec(compile(block.code, _block_id(block), "exec"), {"__name__": "docs_s3"})
+        exec(compile(block.code, block.id, "exec"), {"__name__": "docs_s3"})
 
 
 @pytest.mark.distributed
-@pytest.mark.parametrize("block", _marked("torchrun"), ids=_block_id)
+@pytest.mark.parametrize("block", marked("torchrun"), ids=lambda b: b.id)
 def test_torchrun_block_runs_under_torchrun(block: Block, tmp_path: Path) -> None:
     pytest.importorskip("torch", reason="torchrun blocks need torch (pip install torch==2.13.0)")
     match = re.search(
         r"^# (?P<script>\S+\.py)\b.*run with: torchrun (?P<args>.+)$", block.code, re.M
     )
-    assert match, f"{_block_id(block)}: the first line says '# NAME.py — run with: torchrun ...'"
+    assert match, f"{block.id}: the first line says '# NAME.py — run with: torchrun ...'"
     (tmp_path / match["script"]).write_text(block.code, encoding="utf-8")
     argv = [sys.executable, "-m", "torch.distributed.run", *shlex.split(match["args"])]
     launcher = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
@@ -205,16 +161,16 @@ def test_every_code_block_has_a_language() -> None:
 
 
 @pytest.mark.tf_free
-@pytest.mark.parametrize("block", _marked("needs"), ids=_block_id)
+@pytest.mark.parametrize("block", marked("needs"), ids=lambda b: b.id)
 def test_program_runs_where_its_frameworks_are(block: Block, tmp_path: Path) -> None:
     for module in block.needs:
-        pytest.importorskip(module, reason=f"{_block_id(block)} needs {module} (CI stage 70)")
+        pytest.importorskip(module, reason=f"{block.id} needs {module} (CI stage 70)")
     script = tmp_path / "program.py"
     script.write_text(block.code, encoding="utf-8")
     result = subprocess.run(
         [sys.executable, script.name], cwd=tmp_path, capture_output=True, text=True, timeout=600
     )
-    assert result.returncode == 0, f"{_block_id(block)}\n{result.stderr[-4000:]}"
+    assert result.returncode == 0, f"{block.id}\n{result.stderr[-4000:]}"
 
 
 def test_a_page_starts_where_it_says() -> None:

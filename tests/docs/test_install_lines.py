@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from docblocks import blocks, marked
+
 ROOT = Path(__file__).resolve().parents[2]
 FROM_PYPI = re.compile(r"pip install (?:-\S+ )*['\"]?npsummary\b(?![.-])|npsummary\[\w+\]")
 AFTER_RELEASE = "## After the first release"
@@ -80,3 +82,14 @@ def test_the_wheel_named_on_the_install_page_is_this_version() -> None:
     text = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     named = set(re.findall(r"npsummary-([\w.]+)-py3-none-any\.whl", text))
     assert named == {npsummary.__version__}, f"docs/install.md names {named}"
+
+
+def test_only_the_lines_that_work_today_are_run() -> None:
+    """CI runs the install blocks as written (docs-test: install and ci-run); the lines for after
+    the first release must not be among them, and must be marked as not run."""
+    run = marked("install") + marked("ci-run")
+    assert not [b.id for b in run if FROM_PYPI.search(b.code)]
+    page = ROOT / "docs" / "install.md"
+    after = page.read_text(encoding="utf-8").partition(AFTER_RELEASE)[0].count("\n") + 1
+    future = [b for b in blocks(page) if b.line > after]
+    assert future and all(b.marker == "skip" and FROM_PYPI.search(b.code) for b in future)

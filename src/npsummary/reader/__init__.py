@@ -53,7 +53,7 @@ from ._series import (
     TensorSeries,
     TextSeries,
 )
-from ._storage.options import configure_fetch
+from ._storage.options import FetchOptions, configure_fetch
 from ._tables import iter_batches, to_arrow, to_pandas, to_parquet
 from ._values import KINDS
 
@@ -62,6 +62,7 @@ __all__ = [
     "MAX_IMAGE_PIXELS",
     "NORMAL_HISTOGRAM_BPS",
     "AudioSeries",
+    "FetchOptions",
     "FileSystem",
     "HParams",
     "HistogramSeries",

@@ -411,8 +411,8 @@ class Reader:
 
     @property
     def stats(self) -> ReadStats:
-        """What a fresh read of the logdir would report now: files, bytes and records read,
-        corrupt records and undecodable values skipped, the torn tails as they stand."""
+        """The counts a fresh read of the logdir would report now (files, bytes and records
+        read, corrupt records and undecodable values skipped, the torn tails as they stand)."""
         out = ReadStats()
         for run in self._state.values():
             for f in run.files:

@@ -15,16 +15,20 @@ __all__ = ["FetchOptions", "configure_fetch", "current", "replace"]
 
 @dataclass(frozen=True)
 class FetchOptions:
-    """Attributes:
-    concurrency: requests in flight at most.
-    max_bytes_in_flight: bytes fetched and not yet read, at most (one object may pass it: an
-        object is always admitted when nothing else is held).
-    attempts: tries of one request before its error is raised (throttling, 5xx, a dropped
-        connection are tried again; a missing object or a refusal are not).
-    backoff: seconds before the second try, doubled for each later one (with jitter).
-    max_backoff: the longest wait between two tries, in seconds.
-    whole_object_max: objects up to this size are fetched whole, concurrently; larger ones
-        are streamed in ranged reads when the reader reaches them.
+    """How reads fetch from an object store: what :func:`configure_fetch` returns (the options
+    in force before its call), frozen. ``configure_fetch`` sets ``concurrency``,
+    ``max_bytes_in_flight`` and ``attempts``; the others keep their defaults.
+
+    Attributes:
+        concurrency: requests in flight at most.
+        max_bytes_in_flight: bytes fetched and not yet read, at most (one object may pass it: an
+            object is always admitted when nothing else is held).
+        attempts: tries of one request before its error is raised (throttling, 5xx, a dropped
+            connection are tried again; a missing object or a refusal are not).
+        backoff: seconds before the second try, doubled for each later one (with jitter).
+        max_backoff: the longest wait between two tries, in seconds.
+        whole_object_max: objects up to this size are fetched whole, concurrently; larger ones
+            are streamed in ranged reads when the reader reaches them.
     """
 
     concurrency: int = 32
