@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from _reliability_child import check_event_file, event_files
+from npsummary import reader
 
 pytestmark = pytest.mark.skipif(
     not (hasattr(signal, "pthread_kill") and hasattr(os, "fork") and Path("/proc/self").exists()),
@@ -122,8 +122,7 @@ def test_a_sigterm_caught_outside_the_main_thread_still_ends_the_process(
 ) -> None:
     logdir = tmp_path / "run"
     assert run_case(wait, logdir) == str(-signal.SIGTERM)
-    (path,) = event_files(str(logdir))
-    assert check_event_file(path).steps("x") == list(range(20))
+    assert reader.scalars(logdir)[(".", "x")].steps.tolist() == list(range(20))
 
 
 def test_a_wakeup_fd_the_program_set_stays_the_programs(tmp_path: Path) -> None:
@@ -155,3 +154,70 @@ def test_a_main_process_keeps_its_wakeup_fd_free(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "-1"
+
+
+def test_the_watcher_resends_until_the_handler_has_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    # In this process, without real signals: SIGTERM bytes arrive on the pipe, and the "kill"
+    # stands for a main thread that runs the handler once it is interrupted.
+    import threading
+
+    from npsummary._sinks import flusher
+
+    monkeypatch.setattr(flusher, "_handler_runs", 0)
+    monkeypatch.setattr(flusher.time, "sleep", lambda seconds: None)
+    sent: list[int] = []
+
+    def kill(thread: int, signum: int) -> None:
+        sent.append(signum)
+        os.write(write_fd, bytes([signum]))  # a re-sent signal comes back through the pipe
+        flusher._handler_runs += 1
+
+    read_fd, write_fd = os.pipe()
+    watcher = threading.Thread(
+        target=flusher._resend_unhandled_sigterms,
+        args=(read_fd, signal.SIGTERM, threading.get_ident(), kill),
+    )
+    watcher.start()
+    os.write(write_fd, bytes([signal.SIGINT, signal.SIGTERM]))  # SIGINT is not its business
+    os.write(write_fd, bytes([signal.SIGTERM]))
+    while flusher._handler_runs < 2:
+        threading.Event().wait(0.01)
+    os.close(write_fd)
+    watcher.join(30)
+    os.close(read_fd)
+    assert not watcher.is_alive()
+    assert sent == [signal.SIGTERM, signal.SIGTERM]  # one per unhandled SIGTERM, not per byte
+
+
+def test_the_watcher_starts_in_a_multiprocessing_child_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import types
+
+    from npsummary._sinks import flusher
+
+    monkeypatch.setattr(flusher, "_wakeup_fds", None)
+    flusher._watch_for_lost_sigterms(signal.SIGTERM)  # pytest's process: no parent process
+    assert flusher._wakeup_fds is None
+    child = types.SimpleNamespace(parent_process=lambda: object())
+    monkeypatch.setitem(sys.modules, "multiprocessing", child)
+    started: list[str] = []
+
+    class NotStarted:  # a blocked read of a closed descriptor would outlive the test
+        def __init__(self, *, name: str, **kwargs: object) -> None:
+            self.name = name
+
+        def start(self) -> None:
+            started.append(self.name)
+
+    monkeypatch.setattr(flusher.threading, "Thread", NotStarted)
+    previous = signal.set_wakeup_fd(-1)
+    try:
+        flusher._watch_for_lost_sigterms(signal.SIGTERM)
+        assert flusher._wakeup_fds is not None and started == ["npsummary-sigterm"]
+        assert signal.set_wakeup_fd(flusher._wakeup_fds[1]) == flusher._wakeup_fds[1]
+        flusher._drop_wakeup_fds()  # what a forked child does first: the descriptor is freed
+        assert flusher._wakeup_fds is None
+        assert signal.set_wakeup_fd(-1) == -1
+    finally:
+        signal.set_wakeup_fd(previous)
