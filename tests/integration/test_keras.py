@@ -1,11 +1,14 @@
 """``npsummary.integrations.keras``: Keras 3's own ``TensorBoard`` callback writing through
 npsummary, on the JAX and torch backends, against the golden files Keras 3.15's callback wrote
-through TensorFlow 2.21 (``golden_tf/gen_golden.py``, JAX backend). The model trains exactly
-in float32 (see ``programs.py``), so losses, metrics, weight histograms and weight images
-equal TensorFlow's bit for bit on the JAX backend; only the steps-per-second values differ.
-On the torch backend Keras's own arithmetic rounds a few results differently (float32 ulps in
-an evaluation loss and in weights after a few steps), so floats there are compared within
-``TORCH_RTOL``, and the model summary without the compile config (see ``_model_config``).
+through TensorFlow 2.21 (``golden_tf/gen_golden.py``, JAX backend). The model trains in
+float32 (see ``programs.py``); npsummary writes the values the framework hands it unchanged,
+but the framework's own arithmetic is not fixed across versions: the stage installs the
+newest JAX, whose XLA rounds one evaluation loss a float32 ulp away from the golden run (jax
+0.10.2, keras 3.15.1), so floats on the JAX backend are compared within ``JAX_RTOL`` (a few
+float32 ulps). On the torch backend Keras's arithmetic rounds more results differently
+(float32 ulps in an evaluation loss and in weights after a few steps), so floats there are
+compared within ``TORCH_RTOL``, and the model summary without the compile config (see
+``_model_config``). The steps-per-second values are timings and are not compared.
 Needs Keras and a backend (runs in .ci/stages/70-integrations.sh)."""
 
 from __future__ import annotations
@@ -32,12 +35,13 @@ if importlib.util.find_spec("keras") is None:
 CHILD = Path(__file__).parent / "_keras_child.py"
 BACKENDS = ("jax", "torch")
 TIMING = ("batch_steps_per_second", "epoch_steps_per_second")
+JAX_RTOL = 1e-6
 TORCH_RTOL = 1e-5
 
 
 def _tolerance(result: Any) -> dict[str, Any]:
     if result["backend"] == "jax":
-        return {}
+        return {"rtol": JAX_RTOL}
     return {"rtol": TORCH_RTOL, "normalize": {"keras": _model_config}}
 
 
