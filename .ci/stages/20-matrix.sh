@@ -7,11 +7,11 @@
 # newest NumPy; 10-protobuf-3.20.sh the oldest protobuf. Each cell has its own venv
 # (.venv-<cell>) and prints one summary line; a test whose dependency a cell could not install
 # (or import) is skipped, and the reasons are printed under the line.
-# The cells run in two lanes side by side, one per core: a whole-suite cell, then a core cell.
-# Measured with the venvs in place at load average 2-4: the Python 3.10 whole suite 398 s, a core
-# cell 45-62 s, the stage's CPU 589 s; so a lane takes about 8-9 min on two free cores with fresh
-# venvs (was 217 s for four core cells). Four cells at once do the same work on the same two
-# cores, no sooner, and double each whole suite's time and the memory in use.
+# Arguments name cells to run, one after another: .ci/run runs each cell as a job of its own.
+# Without arguments every cell runs, in two lanes side by side, one per core: a whole-suite
+# cell, then a core cell. Measured with the venvs in place at load average 2-4: the Python 3.10
+# whole suite 398 s, a core cell 45-62 s, the stage's CPU 589 s. Four cells at once do the same
+# work on the same two cores, no sooner, and double each whole suite's time and the memory.
 set -euo pipefail
 # shellcheck disable=SC1091
 . .ci/lib.sh
@@ -95,9 +95,6 @@ matrix_cell() {
     rm -f "$log"
 }
 
-# Two lanes side by side, one per core (the whole suite keeps a core busy; four cells at once
-# only made each one slower). In each lane a whole-suite cell, then a core cell. Each cell's
-# output is printed in this order once all have finished.
 NAMES=(py310 py311-numpy-floor py312 py313)
 PYTHONS=(3.10.13 3.11.7 3.12.1 3.13.0)
 SPECS=(numpy "numpy==$NUMPY_FLOOR" numpy numpy)
@@ -105,34 +102,58 @@ SUITES=(full full core core)
 # pyarrow 25 needs NumPy >= 2 on import without declaring it, so pip would install it beside the
 # floor; 24 is the newest that imports with NumPy 1.23.2.
 HOLDS=("" "pyarrow<25" "" "")
-LANES=("0 2" "1 3")
-OUT=$(mktemp -d)
-lane() {
-    local i
-    for i in $1; do
-        # In the background and waited for, so that set -e holds inside the cell (it does not in
-        # a command followed by ||).
-        # shellcheck disable=SC2086  # HOLDS: one word per requirement, none for most cells
-        matrix_cell "${NAMES[$i]}" "$PYENV/${PYTHONS[$i]}/bin/python3" "${SPECS[$i]}" \
-            "${SUITES[$i]}" ${HOLDS[$i]} >"$OUT/$i" 2>&1 &
-        wait "$!" || echo "$i" >>"$OUT/failed"
-    done
+
+# run_cell I: matrix cell I, its output in $OUT/I; a failure is counted in $OUT/failed.
+run_cell() {
+    # In the background and waited for, so that set -e holds inside the cell (it does not in a
+    # command followed by ||).
+    # shellcheck disable=SC2086  # HOLDS: one word per requirement, none for most cells
+    matrix_cell "${NAMES[$1]}" "$PYENV/${PYTHONS[$1]}/bin/python3" "${SPECS[$1]}" \
+        "${SUITES[$1]}" ${HOLDS[$1]} >"$OUT/$1" 2>&1 &
+    wait "$!" || echo "$1" >>"$OUT/failed"
 }
-PIDS=()
-for l in "${LANES[@]}"; do
-    lane "$l" &
-    PIDS+=($!)
-done
-for pid in "${PIDS[@]}"; do
-    wait "$pid" || true
-done
-for i in "${!NAMES[@]}"; do
+
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+SELECTED=()
+if [ $# -gt 0 ]; then
+    # The cells named (.ci/run gives each cell a job of its own in its two lanes), in turn.
+    for name in "$@"; do
+        for i in "${!NAMES[@]}"; do
+            [ "${NAMES[$i]}" != "$name" ] || SELECTED+=("$i")
+        done
+    done
+    [ "${#SELECTED[@]}" = $# ] || { echo "20-matrix: unknown cell in: $* (cells: ${NAMES[*]})"; exit 2; }
+    for i in "${SELECTED[@]}"; do
+        run_cell "$i"
+    done
+else
+    # Every cell, in two lanes side by side, one per core (the whole suite keeps a core busy;
+    # four cells at once only made each one slower): in each lane a whole-suite cell, then a
+    # core cell.
+    SELECTED=("${!NAMES[@]}")
+    lane() {
+        local i
+        for i in $1; do
+            run_cell "$i"
+        done
+    }
+    PIDS=()
+    for l in "0 2" "1 3"; do
+        lane "$l" &
+        PIDS+=($!)
+    done
+    for pid in "${PIDS[@]}"; do
+        wait "$pid" || true
+    done
+fi
+# Each cell's output, in order, once all have finished.
+for i in "${SELECTED[@]}"; do
     cat "$OUT/$i"
 done
 FAILED=$( [ -e "$OUT/failed" ] && wc -l <"$OUT/failed" || echo 0)
-rm -rf "$OUT"
 if [ "$FAILED" != 0 ]; then
-    echo "stage: 20-matrix: $FAILED of ${#NAMES[@]} cells FAILED in $((SECONDS - START)) s"
+    echo "stage: 20-matrix: $FAILED of ${#SELECTED[@]} cells FAILED in $((SECONDS - START)) s"
     exit 1
 fi
-echo "stage: 20-matrix: ${#NAMES[@]} cells passed in $((SECONDS - START)) s"
+echo "stage: 20-matrix: ${#SELECTED[@]} cells passed in $((SECONDS - START)) s"
