@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
 # Helpers shared by the stages in .ci/stages/.
 
+# The test folders that mirror the pure cores and the package itself (tests/README.md), and the
+# core suite: those with the summary builders, the writer core, the three front ends and the sinks.
+# shellcheck disable=SC2034
+PURE_FOLDERS=(tests/common tests/format tests/histogram tests/imaging tests/proto tests/package)
+# shellcheck disable=SC2034
+CORE_FOLDERS=("${PURE_FOLDERS[@]}" tests/summaries tests/core tests/frontends tests/sinks)
+
 # cell NAME COMMAND...: run a test command with its output kept in a log; print one summary line
 # "cell: NAME: <pytest's closing line>"; on failure also print the log's tail and fail.
 cell() {

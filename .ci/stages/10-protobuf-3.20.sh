@@ -21,4 +21,4 @@ assert google.protobuf.__version__ == "3.20.3"
 assert api_implementation.Type() == "python"
 PY
 cell "python3.11 protobuf 3.20.3" python -m pytest -q -p no:cacheprovider \
-    -m "not live and not remote and not distributed" tests/unit tests/frontends tests/sinks
+    -m "not live and not remote and not distributed" "${CORE_FOLDERS[@]}"

@@ -31,10 +31,11 @@ PY
 NUMPY_FLOOR=$(echo "$PYPROJECT" | sed -n 1p)
 read -r -a TEST_EXTRAS <<<"$(echo "$PYPROJECT" | sed -n 2p)"
 
-# The core suite, by folder (tests/README.md): the unit tests, the three front ends and the local
-# sinks; remote and multi-process tests run in 50-remote.sh. Its test-only dependencies leave
-# TensorBoard out (the tests that read back through it skip, counted on one line).
-CORE_TESTS=(-m "not live and not remote and not distributed" tests/unit tests/frontends tests/sinks)
+# The core suite, by folder (CORE_FOLDERS in lib.sh): the pure cores, the builders, the writer
+# core, the three front ends and the local sinks; remote and multi-process tests run in
+# 50-remote.sh. Its test-only dependencies leave TensorBoard out (the tests that read back through
+# it skip, counted on one line).
+CORE_TESTS=(-m "not live and not remote and not distributed" "${CORE_FOLDERS[@]}")
 CORE_DEPS=(pytest hypothesis tensorboardX Pillow matplotlib ml_dtypes)
 
 # pip_q COMMAND...: run pip silently; on failure print its output and fail.

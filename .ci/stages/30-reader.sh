@@ -29,7 +29,7 @@ assert google.protobuf.__version__ == "3.20.3"
 assert api_implementation.Type() == "python"
 PY
 cell "reader python3.10 protobuf 3.20.3 (python backend)" python -m pytest -q -p no:cacheprovider \
-    -m "not remote and not dask" tests/reader tests/unit
+    -m "not remote and not dask" tests/reader tests/cli "${PURE_FOLDERS[@]}"
 python -c "import dask.dataframe, distributed"  # the dask tests below must run, not skip
 cell "reader to_dask on a LocalCluster of two worker processes" python -m pytest -q \
     -p no:cacheprovider -m dask tests/reader

@@ -27,7 +27,7 @@ assert torch.__version__.startswith("2.13.0"), torch.__version__
 PY
 echo "stage 40: venv ready in $((SECONDS - START)) s"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-cell "frameworks (torch 2.13 CPU)" python -m pytest -q -p no:cacheprovider -rs tests/integration
+cell "frameworks (torch 2.13 CPU)" python -m pytest -q -p no:cacheprovider -rs tests/integrations
 # Every test module marked `torch` (compared with torch itself; they skip where torch is absent).
 cell "compared with torch 2.13" python -m pytest -q -p no:cacheprovider -rs -m torch tests
 echo "stage: 40-frameworks done in $((SECONDS - START)) s"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GIF decoder against videos written by tensorboardX's add_video, which needs moviepy (absent
-# from the main venv, where that test skips): the unit tests (the GIF decoder's among them) with
+# from the main venv, where that test skips): the pure cores' tests (the GIF decoder's among them) with
 # moviepy 2, imageio and tensorboardX installed.
 set -euo pipefail
 # shellcheck disable=SC1091
@@ -11,5 +11,5 @@ python3 -m venv .venv-gifread
 python -m pip install --quiet --upgrade pip
 pip install --quiet numpy protobuf 'crc32c>=2.4' pytest hypothesis Pillow tensorboardX moviepy
 pip install --quiet --no-deps -e .
-cell "unit tests (gifread with tensorboardX + moviepy)" python -m pytest -q -p no:cacheprovider -rs \
-    tests/unit
+cell "pure cores (gifread with tensorboardX + moviepy)" python -m pytest -q -p no:cacheprovider -rs \
+    "${PURE_FOLDERS[@]}"

@@ -4,7 +4,7 @@
 # that has the frameworks but NOT TensorFlow (asserted below). Keras 3 runs on the JAX backend
 # (CPU) and on the torch backend (torch pinned to the 2.13.0 CPU wheel through a constraints
 # file); every logdir is compared with the golden files the originals wrote with TensorFlow
-# 2.21 (tests/integration/golden_tf/), read back with TensorBoard's loader, and the HParams
+# 2.21 (tests/integrations/golden_tf/), read back with TensorBoard's loader, and the HParams
 # dashboard of a live tensorboard (both loaders) is checked for the hp API and Optuna.
 set -euo pipefail
 # shellcheck disable=SC1091
@@ -41,6 +41,6 @@ export KERAS_BACKEND=jax JAX_PLATFORMS=cpu
 # tests/docs: the programs of docs/integrations.md, run as written, and the signatures written by
 # hand on docs/api/integrations.rst, compared with the real ones.
 cell "integrations (Keras 3 on JAX+torch, Flax, CLU, Optuna, hp API; no TF)" \
-    python -m pytest -q -p no:cacheprovider -rs -m tf_free tests/integration \
+    python -m pytest -q -p no:cacheprovider -rs -m tf_free tests/integrations \
     tests/docs/test_code_blocks.py tests/docs/test_api_reference.py
 echo "stage: 70-integrations done in $((SECONDS - START)) s"

@@ -86,6 +86,7 @@ def test_growing_file_cut_mid_record_is_read_once_complete(tmp_path: Path) -> No
     assert live.stats.torn_tails == 0 and live.stats.bytes == len(data)
 
 
+@pytest.mark.fuzz
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cuts=st.lists(st.integers(0, 1 << 20), max_size=6))
 def test_any_sequence_of_appends_equals_a_fresh_read(cuts: list[int]) -> None:

@@ -194,6 +194,7 @@ _payloads = st.one_of(
 )
 
 
+@pytest.mark.fuzz
 @SETTINGS
 @given(
     payloads=st.lists(_payloads, max_size=12),

@@ -1,4 +1,4 @@
-"""Child of tests/unit/test_histogram_device.py: JAX arrays sharded over 4 forced host devices
+"""Child of tests/histogram/test_device.py: JAX arrays sharded over 4 forced host devices
 (``XLA_FLAGS=--xla_force_host_platform_device_count=4``), replicated along one mesh axis, must
 give the NumPy core's histogram of the whole array through every front end, bucketed shard by
 shard on the devices (the device path, taken because the arrays span several devices)."""

@@ -205,7 +205,7 @@ def test_pr_curve_builders_take_one_threshold_and_cap_at_127(builders: Any) -> N
         builders.pr_curve("pr", _LABELS, _PREDICTIONS, 0)
     with pytest.raises(TypeError, match=r"'raw'.*num_thresholds"):
         builders.pr_curve_raw("raw", *rows, "1")
-    # The writers take the same rule (tests/frontends/tbx/test_pr_curve.py).
+    # The writers take the same rule (tests/summaries/test_pr_curve.py).
     with pytest.raises(ValueError, match="num_thresholds"):
         SummaryWriter(MemorySink()).add_pr_curve("pr", _LABELS, _PREDICTIONS, 0, 0)
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from integration._harness import REASON, assert_same_training
+from integrations._harness import REASON, assert_same_training
 
 sb3 = pytest.importorskip("stable_baselines3", reason=REASON)
 pytest.importorskip("torch", reason=REASON)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from integration._golden import assert_same_logdir, golden, observations, other_files
+from integrations._golden import assert_same_logdir, golden, observations, other_files
 
 pytestmark = pytest.mark.tf_free
 

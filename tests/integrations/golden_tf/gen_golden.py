@@ -4,7 +4,7 @@ the output is committed):
     python3 -m venv .venv-tf
     .venv-tf/bin/pip install tensorflow==2.21.0 keras flax clu optuna optuna-integration
     .venv-tf/bin/pip install --no-deps -e .
-    .venv-tf/bin/python tests/integration/golden_tf/gen_golden.py [case ...]
+    .venv-tf/bin/python tests/integrations/golden_tf/gen_golden.py [case ...]
 
 (no case: all of them).
 Each program of ``programs.py`` runs once with the original library into a fresh directory,

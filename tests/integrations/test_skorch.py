@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from integration._harness import REASON, assert_same_training
+from integrations._harness import REASON, assert_same_training
 
 skorch = pytest.importorskip("skorch", reason=REASON)
 torch = pytest.importorskip("torch", reason=REASON)

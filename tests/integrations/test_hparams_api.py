@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import npsummary
-from integration._golden import assert_same_logdir, golden, observations
-from integration.golden_tf import programs
+from integrations._golden import assert_same_logdir, golden, observations
+from integrations.golden_tf import programs
 from npsummary import hparams as hp
 
 pytestmark = pytest.mark.tf_free
@@ -86,7 +86,7 @@ def test_bad_input_writes_nothing(tmp_path: Path) -> None:
             hp.hparams({"a": object()})
         assert hp.hparams({"a": 1}) is True  # the writer stays usable
     writer.close()
-    from integration._golden import read_runs
+    from integrations._golden import read_runs
 
     (groups,) = read_runs(tmp_path).values()
     assert list(groups) == [("_hparams_/session_start_info", 0)]

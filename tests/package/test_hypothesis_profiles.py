@@ -103,7 +103,7 @@ def test_the_default_profile_is_derandomized(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_every_property_test_is_marked_fuzz() -> None:
     # `HYPOTHESIS_PROFILE=explore python -m pytest -m fuzz` must reach every hypothesis test.
-    root = Path(__file__).resolve().parent
+    root = TESTS
     missing = [
         f"{path.relative_to(root)}::{name}"
         for path in sorted(root.rglob("*.py"))

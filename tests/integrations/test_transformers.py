@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from integration._harness import REASON, assert_same_training
+from integrations._harness import REASON, assert_same_training
 
 transformers = pytest.importorskip("transformers", reason=REASON)
 torch = pytest.importorskip("torch", reason=REASON)

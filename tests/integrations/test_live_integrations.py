@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import npsummary
-from integration.golden_tf import programs
+from integrations.golden_tf import programs
 from npsummary import hparams as hp
 from tbserver import LOADERS, TensorBoard, tensorboard
 

@@ -10,8 +10,8 @@ import pytest
 
 optuna = pytest.importorskip("optuna", reason="Optuna runs in .ci/stages/70-integrations.sh")
 
-from integration._golden import assert_same_logdir, golden, observations, read_runs  # noqa: E402
-from integration.golden_tf import programs  # noqa: E402
+from integrations._golden import assert_same_logdir, golden, observations, read_runs  # noqa: E402
+from integrations.golden_tf import programs  # noqa: E402
 from npsummary.integrations.optuna import TensorBoardCallback  # noqa: E402
 
 pytestmark = pytest.mark.tf_free

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "src" / "npsummary"
+from paths import ROOT
+
+PACKAGE = ROOT / "src" / "npsummary"
 
 
 def _module_name(path: Path) -> str:

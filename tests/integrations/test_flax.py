@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from integration._golden import assert_same_logdir, golden, read_runs
-from integration.golden_tf import programs
+from integrations._golden import assert_same_logdir, golden, read_runs
+from integrations.golden_tf import programs
 from npsummary.integrations.flax import SummaryWriter
 
 pytestmark = pytest.mark.tf_free

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from integration._harness import REASON, assert_same_training
+from integrations._harness import REASON, assert_same_training
 
 pl = pytest.importorskip("lightning.pytorch", reason=REASON)
 torch = pytest.importorskip("torch", reason=REASON)
