@@ -78,9 +78,12 @@ class Spread:
     def _all_reduce(self, vector: np.ndarray, op: str) -> np.ndarray:
         torch = _torch("torch")
         dist = _torch("torch.distributed")
-        tensor = torch.from_numpy(vector).to(self.device)
+        # A copy in torch's own memory, not torch.from_numpy: gloo's worker thread may drop the
+        # last reference to the tensor at interpreter exit, and freeing NumPy-backed storage
+        # takes the GIL there, which aborts the process (std::terminate in take_gil).
+        tensor = torch.tensor(vector, dtype=torch.float64, device=self.device)
         dist.all_reduce(tensor, op=getattr(dist.ReduceOp, op), group=self.group)
-        return np.asarray(tensor.cpu().numpy(), np.float64)
+        return np.array(tensor.cpu().numpy(), np.float64)
 
     def _merge_parts(self, tag: str, plan: Plan, work: np.dtype, part: Part) -> Part:
         from .._histogram.merge import Part, merge_parts
