@@ -80,7 +80,9 @@ settings.load_profile(hypothesis_profile())
 
 def exploring() -> bool:
     """True when the loaded profile draws random examples (explore, heavy)."""
-    return not settings.default.derandomize
+    current = settings.default
+    assert current is not None  # a profile is loaded above
+    return not current.derandomize
 
 
 def examples(n: int) -> int:
@@ -91,6 +93,7 @@ def examples(n: int) -> int:
 
 def pytest_report_header() -> str:
     current = settings.default
+    assert current is not None
     return (
         f"hypothesis profile {getattr(settings, '_current_profile', '?')!r}: "
         f"derandomize={current.derandomize}, print_blob={current.print_blob}, "

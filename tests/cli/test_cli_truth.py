@@ -12,8 +12,9 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pytest
@@ -92,16 +93,23 @@ def test_a_failed_export_leaves_the_previous_file_intact(
     assert [p.name for p in out.iterdir()] == ["scalars.csv"]
 
 
+def _writing(data: bytes) -> Callable[[BinaryIO], None]:
+    def write(f: BinaryIO) -> None:
+        f.write(data)
+
+    return write
+
+
 def test_write_atomically_refuses_what_it_cannot_do_cleanly(tmp_path: Path) -> None:
     (tmp_path / "dir").mkdir()
     with pytest.raises(OSError):
-        write_atomically(tmp_path / "dir", lambda f: f.write(b"x"))  # a directory is not replaced
+        write_atomically(tmp_path / "dir", _writing(b"x"))  # a directory is not replaced
     with pytest.raises(ValueError, match="does not name a file"):
-        write_atomically(str(tmp_path) + os.sep, lambda f: f.write(b"x"))
+        write_atomically(str(tmp_path) + os.sep, _writing(b"x"))
     with pytest.raises(FileNotFoundError):
-        write_atomically(tmp_path / "missing" / "f", lambda f: f.write(b"x"))
+        write_atomically(tmp_path / "missing" / "f", _writing(b"x"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir"]
-    write_atomically(tmp_path / "f", lambda f: f.write(b"new"))
+    write_atomically(tmp_path / "f", _writing(b"new"))
     assert (tmp_path / "f").read_bytes() == b"new"
 
 

@@ -305,7 +305,7 @@ NUMERIC_CALLS: dict[str, Callable[[SummaryWriter, np.ndarray], Any]] = {
     "add_pr_curve(labels)": lambda w, x: w.add_pr_curve(TAG, x, np.linspace(0, 1, 24), 1),
     "add_pr_curve(predictions)": lambda w, x: w.add_pr_curve(TAG, np.ones(24), x, 1),
     "add_pr_curve_raw(true_positive_counts)": lambda w, x: w.add_pr_curve_raw(
-        TAG, x.reshape(-1)[:3], *[[1, 1, 1]] * 5, 1, num_thresholds=3
+        TAG, x.reshape(-1)[:3], *([1, 1, 1],) * 5, 1, num_thresholds=3
     ),
     "add_embedding(mat)": lambda w, x: w.add_embedding(x.reshape(4, 6), global_step=1, tag=TAG),
     "add_audio": lambda w, x: w.add_audio(TAG, x, 1),

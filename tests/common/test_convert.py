@@ -47,7 +47,8 @@ def test_python_ints_come_back_unchanged(value: int) -> None:
 def test_numpy_integers_and_index_objects_become_ints(value: int, dtype: type) -> None:
     info = np.iinfo(dtype)
     value = min(max(value, int(info.min)), int(info.max))
-    for candidate in (dtype(value), np.array(value, dtype), _Index(value)):
+    candidates: tuple[object, ...] = (dtype(value), np.array(value, dtype), _Index(value))
+    for candidate in candidates:
         got = check_int(candidate, "n")
         assert got == value and type(got) is int
 

@@ -69,6 +69,7 @@ def read_logdir(logdir: str) -> dict[str, list[list[Any]]]:
             for record in RawEventFileLoader(os.path.join(root, name)).Load():
                 for value in Event.FromString(record).summary.value:
                     plugin = value.metadata.plugin_data.plugin_name
+                    payload: Any
                     if plugin == "mesh":
                         from tensorboard.plugins.mesh import plugin_data_pb2 as mesh_pb2
                         from tensorboard.util import tensor_util
@@ -84,7 +85,7 @@ def read_logdir(logdir: str) -> dict[str, list[list[Any]]]:
                         )
                         if data.HasField("session_start_info"):
                             data.session_start_info.start_time_secs = 0
-                        payload: Any = str(data)
+                        payload = str(data)
                         kind = "hparams"
                     elif value.HasField("simple_value"):
                         kind, payload = "scalar", float(np.float32(value.simple_value))

@@ -18,6 +18,7 @@ frames losslessly (a gray GIF, Pillow) in the ``Summary.Image`` torch would buil
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import sys
@@ -65,12 +66,12 @@ def main(library: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, call in builders_program.CALLS.items():
-            results[name] = builders_program.record(lambda call=call: call(summary))
+            results[name] = builders_program.record(functools.partial(call, summary))
         if library == "torch":
             for name, array in builders_program.TENSORS.items():
                 tensor = torch.from_numpy(array)
                 results[name] = builders_program.record(
-                    lambda tensor=tensor: summary.tensor_proto("t", tensor)
+                    functools.partial(summary.tensor_proto, "t", tensor)
                 )
     write_golden("builders", library, version, "results", results)
 

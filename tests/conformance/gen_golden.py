@@ -22,13 +22,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden")
 GOLDEN_NAME = "events.out.tfevents.golden"
 
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-import tf1_program  # noqa: E402
-import tf2_program  # noqa: E402
+
+from conformance import tf1_program, tf2_program  # noqa: E402
 
 
 def _store(kind: str, section: str, tmp: str, observations: dict[str, Any]) -> None:

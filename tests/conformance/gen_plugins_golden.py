@@ -23,9 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden", "plugins")
 GOLDEN_NAME = "events.out.tfevents.golden"
 
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 
-import plugins_program  # noqa: E402
+from conformance import plugins_program  # noqa: E402
 
 
 def _writer(anchor: str, logdir: str) -> tuple[Any, Any]:

@@ -20,7 +20,8 @@ from conformance.data import pseudo, pseudo32
 
 def _near_normal(n: int, seed: int) -> np.ndarray:
     parts = [pseudo((n,), seed + k, 0.0, 1.0) for k in range(4)]
-    return (parts[0] + parts[1] + parts[2] + parts[3] - 2.0) * 1.7
+    result: np.ndarray = (parts[0] + parts[1] + parts[2] + parts[3] - 2.0) * 1.7
+    return result
 
 
 def datasets() -> dict[str, np.ndarray]:

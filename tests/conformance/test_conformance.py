@@ -102,7 +102,7 @@ def compare_runs(ours_dir: Path, gold_dir: Path) -> None:
 
 
 def _golden_observations(kind: str, section: str) -> dict[str, Any]:
-    data = json.loads((GOLDEN / kind / f"{section}.json").read_text())
+    data: dict[str, Any] = json.loads((GOLDEN / kind / f"{section}.json").read_text())
     data.pop("tensorflow")
     return data
 

@@ -21,10 +21,7 @@ from typing import Any
 
 import numpy as np
 
-try:
-    from conformance.data import pseudo, pseudo32
-except ImportError:  # run as a script beside data.py
-    from data import pseudo, pseudo32  # type: ignore[no-redef]
+from conformance.data import pseudo, pseudo32
 
 Compile = Callable[[Callable[[dict[str, Any]], Any], dict[str, np.ndarray]], Callable[..., Any]]
 

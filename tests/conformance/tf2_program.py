@@ -14,10 +14,7 @@ from typing import Any
 
 import numpy as np
 
-try:
-    from conformance.data import pseudo, pseudo32
-except ImportError:  # run as a script beside data.py
-    from data import pseudo, pseudo32  # type: ignore[no-redef]
+from conformance.data import pseudo, pseudo32
 
 Section = Callable[[Any, Any, str], dict[str, Any]]
 

@@ -75,7 +75,12 @@ def _fake_jax(monkeypatch: pytest.MonkeyPatch, *, started: bool, client: bool) -
     """A ``jax`` whose process_index() records that it was called (it would start backends)."""
     calls: list[str] = []
     jax = types.ModuleType("jax")
-    jax.process_index = lambda: calls.append("process_index") or 6  # type: ignore[attr-defined]
+
+    def process_index() -> int:
+        calls.append("process_index")
+        return 6
+
+    jax.process_index = process_index  # type: ignore[attr-defined]
     bridge = types.ModuleType("jax._src.xla_bridge")
     bridge.backends_are_initialized = lambda: started  # type: ignore[attr-defined]
     distributed = types.ModuleType("jax._src.distributed")
@@ -141,6 +146,8 @@ def test_numpy_ints_are_ranks() -> None:
 
 
 class _Loud:
+    _name: str  # set by the silent subclass's __init__ override
+
     def __init__(self) -> None:
         raise AssertionError("the real constructor must not run")
 
@@ -160,9 +167,9 @@ def test_silent_type_keeps_only_its_overrides() -> None:
         self._name = kwargs.get("name", "")
 
     silent = silent_type(_Loud, {"__init__": init, "name": _Loud.name})
-    obj = silent(1, 2, name="x")
+    obj = silent(1, 2, name="x")  # type: ignore[call-arg]
     assert isinstance(obj, _Loud)
     assert obj.add(1) is None
-    assert obj.add("anything", at=all) is None
+    assert obj.add("anything", at=all) is None  # type: ignore[call-arg, arg-type]
     assert obj.name() == "x"
     assert obj.kind is None

@@ -55,13 +55,17 @@ def declared_names(module_name: str) -> set[str]:
     spec = importlib.util.find_spec(module_name)
     assert spec is not None and spec.origin is not None, module_name
     tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    value: ast.expr | None
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if isinstance(node, ast.AnnAssign):
-            targets = [node.target]
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign):
+            targets, value = [node.target], node.value
+        else:
+            continue
         if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-            assert node.value is not None
-            return set(ast.literal_eval(node.value))
+            assert value is not None
+            return set(ast.literal_eval(value))
     return set()
 
 
@@ -134,7 +138,7 @@ def test_hand_written_signatures_are_the_real_ones(
     except ImportError as exc:
         pytest.skip(f"{module_name}.{name} needs its framework (CI stage 70): {exc}")
     real = inspect.signature(obj)
-    kinds = {
+    kinds: dict[inspect._ParameterKind, str] = {
         inspect.Parameter.VAR_POSITIONAL: "*",
         inspect.Parameter.VAR_KEYWORD: "**",
         inspect.Parameter.KEYWORD_ONLY: "keyword",

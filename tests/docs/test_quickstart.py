@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from paths import ROOT
 EXAMPLE = ROOT / "examples" / "quickstart.py"
 
 
-def _load_example():  # type: ignore[no-untyped-def]
+def _load_example() -> Any:
     spec = importlib.util.spec_from_file_location("quickstart", EXAMPLE)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -108,7 +108,8 @@ def reference_filter_types(image: np.ndarray) -> np.ndarray:
     for pred in order.values():
         residual = ((x - pred) % 256).astype(np.uint8).view(np.int8).astype(np.int32)
         costs.append(np.abs(residual).sum(axis=1))
-    return np.array(list(order))[np.argmin(np.stack(costs), axis=0)]
+    filters: np.ndarray = np.array(list(order))[np.argmin(np.stack(costs), axis=0)]
+    return filters
 
 
 def expected_decoded(pixels: np.ndarray) -> np.ndarray:
@@ -137,7 +138,7 @@ def make_pixels(kind: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
         layers = [np.sin(2 * np.pi * (k + 1) * (x + y * y)) for k in range(shape[2])]
         return np.rint(127.5 + 127.5 * np.stack(layers, -1)).astype(np.uint8)
     # gradient with wrap-around and a little noise: exercises Sub/Up/Paeth
-    grid = np.indices(shape).sum(axis=0) * rng.integers(1, 9)
+    grid: np.ndarray = np.indices(shape).sum(axis=0) * rng.integers(1, 9)
     return ((grid + rng.integers(0, 3, shape)) % 256).astype(np.uint8)
 
 
@@ -432,7 +433,8 @@ def _ramp(height: int, width: int, channels: int, seed: int) -> np.ndarray:
         127.5 + (x * np.cos(t) + y * np.sin(t)) / max(height, width) * rng.uniform(100, 255)
         for t in rng.uniform(0, 2 * np.pi, channels)
     ]
-    return np.clip(np.stack(planes, -1), 0, 255).astype(np.uint8)
+    ramp: np.ndarray = np.clip(np.stack(planes, -1), 0, 255).astype(np.uint8)
+    return ramp
 
 
 SMOOTH_LARGE = {

@@ -104,7 +104,7 @@ def test_caller_error_stops_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
         def flush(self) -> bytes:
             return b""
 
-    monkeypatch.setattr(_png.zlib, "compressobj", FailingCompressor)
+    monkeypatch.setattr(zlib, "compressobj", FailingCompressor)
     with pytest.raises(zlib.error, match="full"):
         encode_png(_smooth(3000, 400, 3))  # 28 blocks: the worker is blocked on a full queue
     assert not any(t.name == "npsummary-png" for t in threading.enumerate())
@@ -140,7 +140,7 @@ def test_error_in_the_first_part_reaches_the_caller(monkeypatch: pytest.MonkeyPa
             raise MemoryError("no room for the hash table")
         return real(level, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_png.zlib, "compressobj", failing_level_6)
+    monkeypatch.setattr(zlib, "compressobj", failing_level_6)
     with pytest.raises(MemoryError, match="hash table"):
         encode_png(_heavy(400, 400, 3))
     assert not any(t.name == "npsummary-png" for t in threading.enumerate())

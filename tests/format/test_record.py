@@ -6,6 +6,7 @@ import io
 import struct
 import tracemalloc
 from pathlib import Path
+from typing import BinaryIO, cast
 
 import crc32c
 import pytest
@@ -193,15 +194,19 @@ class Trickle(io.RawIOBase):
         return n
 
 
+def _trickle(data: bytes, step: int) -> BinaryIO:
+    return cast(BinaryIO, Trickle(data, step))
+
+
 @pytest.mark.parametrize("step", [1, 5, 13])
 def test_read_records_handles_short_reads(step: int) -> None:
     records = [b"abc", b"", b"defgh" * 10]
     stream = b"".join(frame_record(p) for p in records)
-    assert list(read_records(Trickle(stream, step))) == records
+    assert list(read_records(_trickle(stream, step))) == records
     with pytest.raises(TruncatedRecordError):
-        list(read_records(Trickle(stream[:-3], step)))
+        list(read_records(_trickle(stream[:-3], step)))
     with pytest.raises(TruncatedRecordError):
-        list(read_records(Trickle(stream + stream[:7], step)))
+        list(read_records(_trickle(stream + stream[:7], step)))
 
 
 def test_read_records_reads_large_record_in_chunks() -> None:

@@ -36,7 +36,7 @@ TF2_SCALAR_EVENT = bytes.fromhex(
     "420a0801120022040000003f"  # tensor { DT_FLOAT, shape {}, content f32 0.5 }
     "4a0b0a090a07" + b"scalars".hex()  # metadata { plugin_data { plugin_name "scalars" } }
 )
-TF2_SCALAR_WALL_TIME = struct.unpack("<d", bytes.fromhex("732b39c235c3da41"))[0]
+TF2_SCALAR_WALL_TIME: float = struct.unpack("<d", bytes.fromhex("732b39c235c3da41"))[0]
 TF2_SCALAR_RECORD = (
     bytes.fromhex("2e00000000000000c5cb57fa") + TF2_SCALAR_EVENT + bytes.fromhex("42bbfcb5")
 )

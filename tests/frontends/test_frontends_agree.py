@@ -245,7 +245,7 @@ def test_broken_array_arguments_are_type_errors_naming_tag_and_argument() -> Non
     with pytest.raises(TypeError, match=r"'t'"):
         writer.add_histogram("t", Lying(), 0)
     with pytest.raises(TypeError, match=r"'t': max_bins"):
-        writer.add_histogram("t", data, 0, bins=10, max_bins=Lying())
+        writer.add_histogram("t", data, 0, bins=10, max_bins=Lying())  # type: ignore[arg-type]
     assert not writer.sink.payloads  # type: ignore[attr-defined]
 
 

@@ -52,7 +52,9 @@ def test_writers_store_int_of_the_step(name: str, writer_class: type[SummaryWrit
     writer.add_scalar("loss", 0.5, step)
     writer.add_histogram("h", np.arange(4.0), step)
     writer.add_text("t", "x", step)
-    writer.file_writer.add_summary(tbx_builders.scalar("s", 1.0), step)
+    file_writer = writer.file_writer
+    assert file_writer is not None
+    file_writer.add_summary(tbx_builders.scalar("s", 1.0), step)
     assert _steps(sink) == [int(step.reshape(()) if isinstance(step, np.ndarray) else step)] * 4
 
 

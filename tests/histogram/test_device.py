@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -19,6 +19,7 @@ from conftest import examples
 from npsummary import _histogram as H
 from npsummary import proto, v1
 from npsummary._histogram import device
+from npsummary._histogram._results import F64Array, NonFinite
 from npsummary._summaries import histogram as builders
 from paths import SUPPORT
 
@@ -80,7 +81,8 @@ def test_torch_device_path_is_the_numpy_core(x: np.ndarray, dtype: str) -> None:
             got = builders.tensorboardx_histogram("w", t, bins, None)
             _same_legacy(got, H.binned_histogram(host, bins))
         for k in (0, 1, 30):
-            got_rows, got_nf = device.histogram_on_device("torch", t, _tf2_plan(k))  # type: ignore[misc]
+            result = device.histogram_on_device("torch", t, _tf2_plan(k))
+            got_rows, got_nf = cast("tuple[F64Array, NonFinite]", result)
             want_rows, want_nf = H.tf2_buckets(host, k)
             assert np.array_equal(got_rows, want_rows) and got_nf == want_nf
         _same_legacy(_device_tf1(t), H.tf1_histogram(host))

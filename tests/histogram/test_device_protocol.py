@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from conftest import examples
 from npsummary import _histogram as H
 from npsummary._histogram import device, merge
+from npsummary._histogram._results import F64Array, NonFinite
 from npsummary._summaries import spread
 
 _SPECIAL = [0.0, -0.0, 5e-324, 1e-310, -1e-40, 1e-45, np.inf, -np.inf, np.nan, 1.0, -2.5]
@@ -75,7 +76,8 @@ def test_device_path_with_numpy_as_cupy_is_the_core(x: np.ndarray) -> None:
                 device.histogram_on_device("cupy", x, merge.tf1_plan()), H.tf1_histogram(x)
             )
             for k in (0, 1, 30):
-                rows, nonfinite = device.histogram_on_device("cupy", x, merge.tf2_plan(k))  # type: ignore[misc]
+                result = device.histogram_on_device("cupy", x, merge.tf2_plan(k))
+                rows, nonfinite = cast("tuple[F64Array, NonFinite]", result)
                 want, want_nonfinite = H.tf2_buckets(x, k)
                 assert np.array_equal(rows, want) and nonfinite == want_nonfinite
 

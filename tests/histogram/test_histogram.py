@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import tracemalloc
 import warnings
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -27,14 +28,14 @@ TF2_CASES = sorted(k for k in TF2.files if not k.endswith(".x"))
 
 
 def _tf1_input(name: str) -> np.ndarray:
-    x = TF1[f"{name}.x"]
+    x: np.ndarray = TF1[f"{name}.x"]
     if f"{name}.bf16" in TF1.files:
         return (x.astype(np.uint32) << 16).view(np.float32)  # exact bfloat16 values
     return x
 
 
 def _bits(v: float) -> bytes:
-    return np.float64(v).tobytes()
+    return cast(bytes, np.float64(v).tobytes())
 
 
 def _tb_histogram_pb(data: np.ndarray, k: int) -> np.ndarray:
@@ -256,9 +257,13 @@ def test_threshold_search_against_brute_force() -> None:
         f = np.floor((vals - float(mn)) / w)
         brute = np.array([keys[np.argmax(f >= j)] for j in js])
         near = tf2._f32_key((float(mn) + js * w).astype(np.float32))
+
+        def past(v: np.ndarray, j: np.ndarray, m: float = float(mn), w: float = w) -> Any:
+            return np.floor((v - m) / w) >= j
+
         for guess in (near, np.full(k - 1, keys[0])):
             got = tf2._first_true_f32(
-                lambda v, j, m=float(mn), w=w: np.floor((v - m) / w) >= j,
+                past,
                 int(keys[0]),
                 int(keys[-1]),
                 js,
@@ -907,7 +912,7 @@ def test_tf1_pass_in_two_threads_reraises_the_workers_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _two_cores(monkeypatch)
-    real = tf1.stats_pass
+    real = _source.stats_pass  # what tf1 imported
 
     def failing_second_half(src: object, st: _source.Stats, add: object = None) -> object:
         if st._chunk_sums is not None:  # the worker's statistics record their chunk sums

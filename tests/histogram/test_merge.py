@@ -4,6 +4,7 @@ anywhere into pieces gives the histogram of the whole array, bit for bit (sums t
 from __future__ import annotations
 
 import math
+from typing import Literal, cast
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from hypothesis.extra import numpy as hnp
 from conftest import examples
 from npsummary import _histogram as H
 from npsummary._histogram import merge, tbx
+from npsummary._histogram._results import F64Array, NonFinite
 
 # zeros of both signs, subnormals, non-finite values and ties: the cases where a merge can go
 # wrong (zero-class extremes take their sign from the first such value in the data)
@@ -26,7 +28,7 @@ def _arrays_and_cuts(draw: st.DrawFn) -> tuple[np.ndarray, list[int]]:
     size = draw(st.integers(0, 300))
     if np.dtype(dtype).kind == "f":
         pool = st.one_of(
-            st.floats(-1e6, 1e6, width=np.dtype(dtype).itemsize * 8),
+            st.floats(-1e6, 1e6, width=cast(Literal[32, 64], np.dtype(dtype).itemsize * 8)),
             st.sampled_from(_SPECIAL),
             st.sampled_from([1.0, -2.5, 3.0]),
         )
@@ -45,7 +47,7 @@ def _pieces(x: np.ndarray, cuts: list[int]) -> list[np.ndarray]:
 
 
 def _same_float(a: float, b: float) -> bool:
-    return np.float64(a).tobytes() == np.float64(b).tobytes()
+    return bool(np.float64(a).tobytes() == np.float64(b).tobytes())
 
 
 def _assert_same_legacy(got: H.LegacyHistogram, want: H.LegacyHistogram) -> None:
@@ -81,7 +83,7 @@ def test_tf1_merge_is_the_whole(case: tuple[np.ndarray, list[int]]) -> None:
 @given(_arrays_and_cuts(), st.sampled_from([0, 1, 2, 7, 30]))
 def test_tf2_merge_is_the_whole(case: tuple[np.ndarray, list[int]], k: int) -> None:
     x, cuts = case
-    got, nonfinite = _split(merge.tf2_plan(k), x, cuts)  # type: ignore[misc]
+    got, nonfinite = cast("tuple[F64Array, NonFinite]", _split(merge.tf2_plan(k), x, cuts))
     want, want_nonfinite = H.tf2_buckets(x, k)
     # equal as numbers: the sign of a zero edge is np.min's within a chunk (either zero)
     assert np.array_equal(got, want)

@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -648,11 +649,12 @@ def test_conversions_work_in_chunks() -> None:
     import tracemalloc
 
     x = np.random.default_rng(7).random((2, 1500, 1000, 3), dtype=np.float32)  # 36 MB
-    for convert in (
+    converters: tuple[Callable[[np.ndarray], np.ndarray], ...] = (
         lambda a: to_uint8(a)[0],
         tf2_convert_image_dtype,
         lambda a: tf1_normalize_image(a),
-    ):
+    )
+    for convert in converters:
         tracemalloc.start()
         try:
             out = convert(x)

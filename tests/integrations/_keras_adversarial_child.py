@@ -103,7 +103,7 @@ def _rank_one(source: str) -> Iterator[None]:
                 if getattr(jax, "__file__", None) is None:  # our stand-in
                     sys.modules.pop("jax", None)
             else:
-                jax.process_index = saved_index
+                jax.process_index = saved_index  # type: ignore[attr-defined]
 
 
 def schemes(base: Path) -> dict[str, Any]:

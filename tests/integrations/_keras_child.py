@@ -13,11 +13,17 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden_tf"))
 
 import keras
-import programs
+
+if TYPE_CHECKING:
+    from integrations.golden_tf import programs
+else:
+    import programs
 
 from npsummary import hparams as hp
 from npsummary.integrations.keras import KerasCallback, TensorBoard
@@ -26,7 +32,11 @@ from npsummary.integrations.keras import KerasCallback, TensorBoard
 def keras_callback_errors(logdir: str) -> list[str]:
     """What the HParams Keras callback raises on misuse (names of the exception types)."""
     errors = []
-    for bad in (lambda: KerasCallback(None, {"a": 1}), lambda: KerasCallback(logdir, {"a": []})):
+    misuses: tuple[Callable[[], object], ...] = (
+        lambda: KerasCallback(None, {"a": 1}),
+        lambda: KerasCallback(logdir, {"a": []}),
+    )
+    for bad in misuses:
         try:
             bad()
         except (TypeError, ValueError) as exc:

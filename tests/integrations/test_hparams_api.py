@@ -64,14 +64,30 @@ def test_hashed_group_name_and_default_time() -> None:
         (lambda: hp.Discrete([]), ValueError, "Empty domain"),
         (lambda: hp.Discrete([1, "a"]), TypeError, "dtype mismatch"),
         (lambda: hp.Discrete([1j]), ValueError, "Unknown dtype"),
-        (lambda: hp.HParam("x", domain=[1, 2]), ValueError, "not a domain"),
+        (
+            lambda: hp.HParam("x", domain=[1, 2]),  # type: ignore[arg-type]
+            ValueError,
+            "not a domain",
+        ),
         (lambda: hp.Metric("m", dataset_type=7), ValueError, "invalid dataset type"),
         (lambda: hp.hparams_pb({"a": [1]}), TypeError, "unsupported type"),
         (lambda: hp.hparams_pb({"a": 1, hp.HParam("a"): 2}), ValueError, "multiple values"),
-        (lambda: hp.hparams_pb({"a": 1}, trial_id=3), TypeError, "trial_id"),
-        (lambda: hp.hparams_pb([("a", 1)]), TypeError, "dict"),
-        (lambda: hp.hparams_config_pb(["a"], []), TypeError, "HParam objects"),
-        (lambda: hp.hparams_config_pb([], ["m"]), TypeError, "Metric objects"),
+        (
+            lambda: hp.hparams_pb({"a": 1}, trial_id=3),  # type: ignore[arg-type]
+            TypeError,
+            "trial_id",
+        ),
+        (lambda: hp.hparams_pb([("a", 1)]), TypeError, "dict"),  # type: ignore[arg-type]
+        (
+            lambda: hp.hparams_config_pb(["a"], []),  # type: ignore[list-item]
+            TypeError,
+            "HParam objects",
+        ),
+        (
+            lambda: hp.hparams_config_pb([], ["m"]),  # type: ignore[list-item]
+            TypeError,
+            "Metric objects",
+        ),
     ],
 )
 def test_bad_input_raises_type_or_value_error(call: object, error: type, match: str) -> None:

@@ -197,7 +197,8 @@ def test_the_hp_api_follows_the_callers_writer(
 
     _fake_rank(source, monkeypatch)
     written = {}
-    for name, options in {"default": {}, "all": {"ranks": "all"}, "zero": {"rank": 0}}.items():
+    cases: dict[str, dict[str, Any]] = {"default": {}, "all": {"ranks": "all"}, "zero": {"rank": 0}}
+    for name, options in cases.items():
         with npsummary.create_file_writer(str(tmp_path / name), **options).as_default():
             written[name] = hp.hparams({"lr": 0.5}, trial_id="t")
     assert written == {"default": False, "all": True, "zero": True}
@@ -294,7 +295,7 @@ def test_clu_writer_after_close_raises_as_tensorflows_and_writes_nothing(tmp_pat
     writer.write_scalars(0, {"loss": 1.0})
     writer.close()
     before = _records(tmp_path)
-    calls = {
+    calls: dict[str, Callable[[], object]] = {
         "write_scalars": lambda: writer.write_scalars(1, {"loss": 1.0}),
         "write_summaries": lambda: writer.write_summaries(1, {"s": np.ones(2)}),
         "write_images": lambda: writer.write_images(1, {"i": np.zeros((2, 2, 3))}),

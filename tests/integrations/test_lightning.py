@@ -15,7 +15,7 @@ import pytest
 
 from integrations._harness import REASON, assert_same_training
 
-pl = pytest.importorskip("lightning.pytorch", reason=REASON)
+pl: Any = pytest.importorskip("lightning.pytorch", reason=REASON)
 torch = pytest.importorskip("torch", reason=REASON)
 
 import npsummary  # noqa: E402

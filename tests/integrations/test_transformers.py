@@ -16,7 +16,7 @@ import pytest
 from integrations._harness import REASON, assert_same_training
 
 transformers = pytest.importorskip("transformers", reason=REASON)
-torch = pytest.importorskip("torch", reason=REASON)
+torch: Any = pytest.importorskip("torch", reason=REASON)
 
 import npsummary  # noqa: E402
 from tb_compare import accumulators  # noqa: E402

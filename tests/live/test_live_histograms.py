@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ import npsummary
 from npsummary import SummaryWriter
 from npsummary._histogram import binned_histogram, tf2_buckets
 from npsummary.reader import compress_histogram, legacy_to_buckets
-from tbserver import LOADERS, tensorboard
+from tbserver import LOADERS, TensorBoard, tensorboard
 
 pytestmark = pytest.mark.live
 
@@ -39,12 +41,13 @@ def logdir(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(root)
 
 
-def _series(tb, plugin: str, run: str, tag: str) -> list:  # type: ignore[no-untyped-def]
-    def fetch() -> list | None:
-        data = tb.get_json(f"/data/plugin/{plugin}/{plugin}", run=run, tag=tag)
+def _series(tb: TensorBoard, plugin: str, run: str, tag: str) -> list[Any]:
+    def fetch() -> list[Any] | None:
+        data: list[Any] = tb.get_json(f"/data/plugin/{plugin}/{plugin}", run=run, tag=tag)
         return data if len(data) == STEPS else None
 
-    return tb.wait_for(fetch)
+    series: list[Any] = tb.wait_for(fetch)
+    return series
 
 
 @pytest.mark.parametrize("load_fast", LOADERS)

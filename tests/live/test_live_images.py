@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 
 import numpy as np
@@ -48,8 +49,8 @@ def test_images_endpoint_serves_the_logged_pixels(logdir: str, load_fast: str) -
 
         for sample in range(2):
             (entry,) = tb.wait_for(
-                lambda s=sample: tb.get_json(
-                    "/data/plugin/images/images", run="tf2", tag="batch", sample=s
+                functools.partial(
+                    tb.get_json, "/data/plugin/images/images", run="tf2", tag="batch", sample=sample
                 )
             )
             assert entry["step"] == 5

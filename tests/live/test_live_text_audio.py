@@ -3,6 +3,8 @@ with both loaders."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -66,7 +68,7 @@ def test_text_audio_and_v1_runs_are_served(logdir: str, load_fast: str) -> None:
             return data if len(data) == 3 else None
 
         for run, tag, scale in (("tf2", "sound", 1 / 3), ("tf1", "clip/audio", 1.0)):
-            entry = tb.wait_for(lambda run=run, tag=tag: clips(run, tag))[0]
+            entry = tb.wait_for(functools.partial(clips, run, tag))[0]
             # The Rust loader serves legacy (TF1) audio as octet-stream; it does the same for
             # the files TensorFlow itself writes (checked on tests/conformance/golden/tf1).
             legacy_rust = run == "tf1" and load_fast == "true"

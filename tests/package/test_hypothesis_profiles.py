@@ -118,6 +118,7 @@ def test_this_run_uses_the_profile_its_environment_selects() -> None:
     assert getattr(settings, "_current_profile", None) == hypothesis_profile()
     # A test's own @settings(...) inherits the fields it does not set from the profile.
     explicit = settings(max_examples=3, deadline=None)
+    assert settings.default is not None
     assert explicit.derandomize == settings.default.derandomize
     assert explicit.print_blob is True
 

@@ -78,7 +78,12 @@ def test_make_grid_pad_value_out_of_range_is_a_value_error(dtype: type, pad_valu
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match="pad_value"):
-            make_grid(np.zeros((2, 2, 2, 1), dtype), ncols=2, padding=1, pad_value=pad_value)
+            make_grid(
+                np.zeros((2, 2, 2, 1), dtype),
+                ncols=2,
+                padding=1,
+                pad_value=pad_value,  # type: ignore[arg-type]
+            )
 
 
 @pytest.mark.parametrize(
@@ -96,7 +101,7 @@ def test_make_grid_pad_value_out_of_range_is_a_value_error(dtype: type, pad_valu
         (np.bool_, 1, True),
     ],
 )
-def test_make_grid_pad_value_in_range(dtype: type, pad_value: object, expected: object) -> None:
+def test_make_grid_pad_value_in_range(dtype: type, pad_value: float, expected: object) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         grid = make_grid(np.ones((2, 1, 1, 1), dtype), ncols=2, padding=1, pad_value=pad_value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any, cast
 
 HEAVY = (
     "torch",
@@ -115,4 +116,4 @@ def test_version_is_answered_without_loading_the_commands() -> None:
     assert output == f"npsummary {__version__}\n"
     assert _parser().format_help()  # the full parser still has the option
     version = [a for a in _parser()._actions if "--version" in a.option_strings]
-    assert version and version[0].version == output.strip()
+    assert version and cast(Any, version[0]).version == output.strip()

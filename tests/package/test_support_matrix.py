@@ -15,6 +15,7 @@ PROTOBUF_STAGE = (ROOT / ".ci" / "stages" / "10-protobuf-3.20.sh").read_text()
 
 
 def _floor(package: str) -> str:
+    floor: str
     (floor,) = re.findall(rf'"{package}>=([\d.]+)"', PYPROJECT)
     return floor
 
@@ -26,6 +27,7 @@ def _readme_row(name: str) -> str:
 
 def _matrix(name: str) -> list[str]:
     """A bash array of the matrix stage, e.g. PYTHONS=(3.10.13 3.11.7 ...)."""
+    body: str
     (body,) = re.findall(rf"^{name}=\((.*)\)$", MATRIX, re.M)
     return body.split()
 

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool
@@ -83,7 +83,7 @@ def tb_pool() -> Any:
 def tb_event_pb2(tb_pool: Any) -> ModuleType:
     from tensorboard.compat.proto import event_pb2
 
-    return event_pb2
+    return cast(ModuleType, event_pb2)
 
 
 def _to_tb(full_name: str) -> str:
@@ -131,7 +131,7 @@ def _our_files() -> list[descriptor_pb2.FileDescriptorProto]:
 
 
 def _our_messages() -> list[Any]:
-    out = []
+    out: list[Any] = []
     for fdp in _our_files():
         if fdp.package.startswith("npsummary"):
             file_desc = p.POOL.FindFileByName(fdp.name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -23,7 +25,10 @@ _families = st.lists(
 )
 
 
-def _layout(families: list[tuple[bytes, list[list[tuple[int, int]]]]], gaps: int) -> tuple:
+Families = list[tuple[bytes, list[list[tuple[int, int]]]]]
+
+
+def _layout(families: Families, gaps: int) -> tuple[bytes, np.ndarray, np.ndarray]:
     parts, starts, ends = [], [], []
     pos = 0
     for base, edits in families:
@@ -43,7 +48,9 @@ def _layout(families: list[tuple[bytes, list[list[tuple[int, int]]]]], gaps: int
 @pytest.mark.fuzz
 @settings(max_examples=examples(60), deadline=None)
 @given(_families, st.integers(0, 3), st.randoms(use_true_random=False))
-def test_payload_crcs_equal_one_call_per_record(families, gaps: int, rnd) -> None:
+def test_payload_crcs_equal_one_call_per_record(
+    families: Families, gaps: int, rnd: random.Random
+) -> None:
     buf, starts, ends = _layout(families, gaps)
     order = np.array(rnd.sample(range(starts.size), starts.size), np.int64)
     starts, ends = starts[order], ends[order]  # any order of records

@@ -22,7 +22,7 @@ def _event(step: int, tag: str = "x", value: float = 0.5, wall: float = WALL) ->
     return bytes(frame_record(ev.SerializeToString()))
 
 
-def _write(path: Path, *records: bytes) -> Path:
+def _write(path: Path, *records: bytes | bytearray) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"".join(records))
     return path

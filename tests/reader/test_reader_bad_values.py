@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,19 +24,19 @@ from npsummary.proto import Event
 WALL = 1_700_000_000.0
 
 
-def _record(step: int, tag: str, **fields: object) -> bytes:
+def _record(step: int, tag: str, **fields: Any) -> bytes:
     ev = Event(wall_time=WALL, step=step)
     value = ev.summary.value.add(tag=tag)
     for name, content in fields.items():
         if name == "plugin":
-            plugin, data = content  # type: ignore[misc]
+            plugin, data = content
             value.metadata.plugin_data.plugin_name = plugin
             value.metadata.plugin_data.content = data
         elif name == "image":
-            value.image.encoded_image_string = content  # type: ignore[assignment]
+            value.image.encoded_image_string = content
             value.image.width = value.image.height = 8
         elif name == "audio":
-            value.audio.encoded_audio_string = content  # type: ignore[assignment]
+            value.audio.encoded_audio_string = content
             value.audio.sample_rate = 8000
         else:
             setattr(value, name, content)

@@ -116,7 +116,8 @@ def _scalar_record(tag: str, value: float, step: int, wall: float, legacy: bool)
     if legacy:
         ev = Event(wall_time=wall, step=step)
         ev.summary.value.add(tag=tag, simple_value=value)
-        return ev.SerializeToString()
+        record: bytes = ev.SerializeToString()
+        return record
     payload: bytes = ScalarEncoder().event(tag, value, step, wall)
     assert wall_time_field(wall) == b"" or payload[0] == 0x09
     return payload

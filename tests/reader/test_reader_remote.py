@@ -117,7 +117,7 @@ def test_chunked_reads_across_record_boundaries(monkeypatch: pytest.MonkeyPatch)
     original = FsspecFileSystem.open
 
     def spy(self: FsspecFileSystem, path: str) -> Any:
-        f = original(self, path)
+        f: Any = original(self, path)
         read = f.read
 
         def counted(n: int = -1) -> bytes:

@@ -110,7 +110,7 @@ def test_a_strict_error_in_a_worker_is_raised_as_in_one_thread(sweep: Path) -> N
 def test_iter_runs_yields_each_run_as_load_reads_it(sweep: Path) -> None:
     whole = reader.load(sweep)
     stats = reader.ReadStats()
-    seen = []
+    seen: list[str] = []
     for workers in (1, 2):
         stats = reader.ReadStats()
         seen = []

@@ -21,7 +21,7 @@ import threading
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -31,6 +31,9 @@ from npsummary import SummaryWriter
 from npsummary._sinks import eventfile as _eventfile
 from npsummary._sinks import file as _events
 from npsummary._sinks import flusher as _flusher
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
 
 THREADS = 8
 EVENTS = 4000 if HEAVY else 1500
@@ -170,7 +173,9 @@ def test_processes_write_their_own_files(tmp_path: Path, method: str, close: boo
         pytest.skip(f"{method} not available")
     logdir = tmp_path / "run"
     n, procs = 300, 3
-    ctx = multiprocessing.get_context(method)
+    # One of the three contexts parametrized (typeshed types get_context(str) as the base).
+    context = multiprocessing.get_context(method)
+    ctx = cast("SpawnContext | ForkContext | ForkServerContext", context)
     workers = [ctx.Process(target=mp_worker, args=(str(logdir), n, close)) for _ in range(procs)]
     for worker in workers:
         worker.start()

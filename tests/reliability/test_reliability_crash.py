@@ -172,9 +172,9 @@ def _verify(logdir: Path, pid: int, seed: int, flushed: int) -> dict[str, int]:
         assert got == want[: len(got)], f"{run}: not a prefix of what was logged (seed {seed})"
     durable = _expected(seed, flushed)
     for run, want in durable.items():
-        got = len(found.get(run, []))
-        assert got >= len(want), (
-            f"{run}: {got} records, but {len(want)} were logged before the last flush "
+        count = len(found.get(run, []))
+        assert count >= len(want), (
+            f"{run}: {count} records, but {len(want)} were logged before the last flush "
             f"(seed {seed}, {flushed} calls flushed)"
         )
     return {

@@ -126,11 +126,14 @@ DTYPES = [
 
 def convert(array: np.ndarray, dtype: str) -> np.ndarray:
     dt = np.dtype(getattr(ml_dtypes, dtype)) if hasattr(ml_dtypes, dtype) else np.dtype(dtype)
+    out: np.ndarray
     if dt.kind in "mM":
-        return (array * 10).astype(np.int64).astype(dt)
-    if dt.kind in "iu":
-        return (np.abs(array) * 100).astype(dt)
-    return array.astype(dt)
+        out = (array * 10).astype(np.int64).astype(dt)
+    elif dt.kind in "iu":
+        out = (np.abs(array) * 100).astype(dt)
+    else:
+        out = array.astype(dt)
+    return out
 
 
 KINDS = ["scalar", "histogram", "image", "audio", "tensor"]
@@ -211,11 +214,12 @@ def test_numpy_matrix_scalar_is_a_scalar() -> None:
 )
 def test_dates_and_durations_are_refused_naming_the_tag(value: Any) -> None:
     w = SummaryWriter(MemorySink())
-    for call in (
+    calls: tuple[Callable[[], object], ...] = (
         lambda: w.add_scalar(TAG, 1.0, value),
         lambda: w.add_scalar(TAG, value, 1),
         lambda: w.add_histogram(TAG, np.array([value] * 3), 1),
-    ):
+    )
+    for call in calls:
         with pytest.raises(TypeError, match=TAG):
             call()
 

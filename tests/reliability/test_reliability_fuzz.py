@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -47,6 +47,9 @@ from lying import LyingArray as _LyingArray
 from lying import LyingFloat as _LyingFloat
 from npsummary import MemorySink, SummaryWriter, v1
 from npsummary import experimental as _exp
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 EXAMPLES = 400 if HEAVY else examples(100)
 COUNTS: Counter[str] = Counter()
@@ -249,18 +252,18 @@ def assert_names_tag(family: str, name: str, tag: Any, value: Any, exc: BaseExce
         known(family, name, tag, value, exc, "tag not named")
 
 
-_RAMP = np.linspace(-1.0, 1.0, 11)
-_CHW = np.zeros((3, 4, 5), np.uint8)
-_CLIP = np.zeros(16, np.float32)
-_NCHW = np.zeros((2, 3, 4, 5), np.float32)
-_NHWC = np.zeros((2, 4, 5, 3), np.float32)
-_NAN = np.array([1.0, np.nan, np.inf])
-_LABELS = np.array([0, 1, 1, 0])
-_PREDICTIONS = np.array([0.1, 0.8, 0.4, 0.5])
-_MAT = np.zeros((2, 3))
-_VIDEO = np.zeros((1, 2, 3, 4, 4), np.uint8)
-_BOXES = np.array([[0.0, 0.0, 2.0, 3.0]])
-_VERTICES = np.zeros((1, 4, 3), np.float32)
+_RAMP: np.ndarray = np.linspace(-1.0, 1.0, 11)
+_CHW: np.ndarray = np.zeros((3, 4, 5), np.uint8)
+_CLIP: np.ndarray = np.zeros(16, np.float32)
+_NCHW: np.ndarray = np.zeros((2, 3, 4, 5), np.float32)
+_NHWC: np.ndarray = np.zeros((2, 4, 5, 3), np.float32)
+_NAN: np.ndarray = np.array([1.0, np.nan, np.inf])
+_LABELS: np.ndarray = np.array([0, 1, 1, 0])
+_PREDICTIONS: np.ndarray = np.array([0.1, 0.8, 0.4, 0.5])
+_MAT: np.ndarray = np.zeros((2, 3))
+_VIDEO: np.ndarray = np.zeros((1, 2, 3, 4, 4), np.uint8)
+_BOXES: np.ndarray = np.array([[0.0, 0.0, 2.0, 3.0]])
+_VERTICES: np.ndarray = np.zeros((1, 4, 3), np.float32)
 
 
 def _enter(cm: Any) -> None:
@@ -270,7 +273,7 @@ def _enter(cm: Any) -> None:
 
 # -- strategies -----------------------------------------------------------------------------------
 
-_DTYPES = [
+_DTYPES: list[DTypeLike] = [
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
     np.float16, np.float32, np.float64, np.complex64, np.complex128,
     np.dtype("U3"), np.dtype("S3"), np.dtype("M8[s]"), np.dtype("m8[ms]"),
@@ -570,7 +573,7 @@ odd_options = st.one_of(
 
 @pytest.mark.fuzz
 def test_fuzz_constructor_arguments(tmp_path: Path) -> None:
-    made = []
+    made: list[object] = []
 
     @settings(max_examples=EXAMPLES, deadline=None)
     @given(
@@ -582,6 +585,7 @@ def test_fuzz_constructor_arguments(tmp_path: Path) -> None:
     def run(which: str, a: Any, b: Any, c: Any) -> None:
         logdir = tmp_path / f"w{len(made)}"
         before = set(os.listdir(tmp_path))
+        w: npsummary.SummaryFileWriter | SummaryWriter | v1.FileWriter
         try:
             if which == "create_file_writer":
                 w = npsummary.create_file_writer(
@@ -734,7 +738,7 @@ def _issue(key: str) -> Any:
 
 def test_fixed_tf2_step_error_names_the_tag() -> None:
     with _tf2_writer().as_default(step=0), pytest.raises(TypeError, match="my_tag"):
-        npsummary.scalar("my_tag", 1.0, step=2.5)
+        npsummary.scalar("my_tag", 1.0, step=2.5)  # type: ignore[arg-type]
 
 
 def test_fixed_audio_sample_rate_error_names_the_tag() -> None:

@@ -111,7 +111,7 @@ def _varint(n: int) -> bytes:
 
 def test_the_core_refuses_any_event_over_2gib_naming_its_tag() -> None:
     # Whatever built it: a Summary.Value of 2 GiB (the bytes are never touched).
-    value = memoryview(_untouched_zeros(TWO_GIB + 16))
+    value = _untouched_zeros(TWO_GIB + 16).data  # a memoryview of it
     header = b"\x0a\x05giant"
     value_bytes = np.frombuffer(value, dtype=np.uint8)
     value_bytes[: len(header)] = np.frombuffer(header, dtype=np.uint8)

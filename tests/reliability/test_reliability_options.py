@@ -647,11 +647,12 @@ def test_every_parameter_is_fuzzed(small_logdir: Path) -> None:
     ctx = Ctx(small_logdir)
     for name, call in VALID_CALLS.items():
         function, kwargs = call.make(ctx)
-        target = {
+        constructors: dict[str, Callable[..., Any]] = {
             "SummaryWriter": SummaryWriter,
             "v1.FileWriter": v1.FileWriter,
             "npsummary.create_file_writer": npsummary.create_file_writer,
-        }.get(name, function)
+        }
+        target = constructors.get(name, function)
         if name.startswith("SummaryWriter."):
             target = getattr(SummaryWriter, name.split(".", 1)[1])
         elif name.startswith("FileWriter."):

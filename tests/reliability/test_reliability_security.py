@@ -237,7 +237,7 @@ def test_reading_never_unpickles_or_evaluates(tmp_path: Path, monkeypatch: Any) 
         w.add_scalars("m", {"a": 2.0}, 1)
         w.add_text("note", "hello", 1)
         # A record whose payload is a pickle bomb: a reader that unpickled would run it.
-        w.sink.write(pickle.dumps(_Payload()))  # type: ignore[attr-defined]
+        w.sink.write(pickle.dumps(_Payload()))
     for module, name in ((pickle, "loads"), (pickle, "load"), (marshal, "loads")):
         monkeypatch.setattr(module, name, trap(f"{module.__name__}.{name}"))
     monkeypatch.setattr(builtins, "eval", trap("eval"))

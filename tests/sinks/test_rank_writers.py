@@ -40,8 +40,11 @@ def test_other_ranks_get_a_silent_writer(logdir: Path, monkeypatch: pytest.Monke
     assert isinstance(writer, SummaryWriter)
     assert writer.get_logdir() == str(logdir)
     # Every call is accepted (even a wrong one: no validation cost) and nothing is written.
-    assert writer.add_scalar("loss", 0.5, 1) is None
-    assert writer.add_scalar("loss", "not a number", "nor a step") is None
+    assert writer.add_scalar("loss", 0.5, 1) is None  # type: ignore[func-returns-value]
+    assert (
+        writer.add_scalar("loss", "not a number", "nor a step")  # type: ignore[func-returns-value]
+        is None
+    )
     writer.add_scalars("acc", {"a": 1.0}, 0)
     writer.add_histogram("w", [1.0, 2.0], 0)
     writer.add_image("img", [[0]], 0, dataformats="HW")

@@ -84,7 +84,9 @@ def test_scalars_read_back_by_tensorboard(tmp_path: Path) -> None:
     assert len(names) > 5, "a small segment bound cuts the run into many segments"
     assert len({n.rsplit(".", 1)[0] for n in names}) == 1, "one writer, one stem"
     scalars = read_scalars(_download(url, tmp_path / "run"))
-    expected = [(s, pytest.approx(1.0 / (s + 1), rel=1e-6)) for s in range(200)]
+    expected: list[tuple[int, object]] = [
+        (s, pytest.approx(1.0 / (s + 1), rel=1e-6)) for s in range(200)
+    ]
     assert scalar_values(scalars["loss"]) == expected
 
 

@@ -286,7 +286,7 @@ def test_write_only_credentials_still_upload(s3: Any) -> None:
         def head_object(self, **kwargs: Any) -> Any:
             error = {"Error": {"Code": "403", "Message": "Forbidden"}}
             error["ResponseMetadata"] = {"HTTPStatusCode": 403}  # type: ignore[dict-item]
-            raise ClientError(error, "HeadObject")  # type: ignore[arg-type]
+            raise ClientError(error, "HeadObject")
 
         def __getattr__(self, name: str) -> Any:
             return getattr(self._client, name)
@@ -312,7 +312,7 @@ class _Flaky:
 
             error = {"Error": {"Code": "SlowDown", "Message": "injected 503"}}
             error["ResponseMetadata"] = {"HTTPStatusCode": 503}  # type: ignore[dict-item]
-            raise ClientError(error, "PutObject")  # type: ignore[arg-type]
+            raise ClientError(error, "PutObject")
         return self._client.put_object(**kwargs)
 
     def __getattr__(self, name: str) -> Any:

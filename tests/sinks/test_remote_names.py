@@ -24,7 +24,7 @@ pytestmark = pytest.mark.remote
 class _Store(MemoryFileSystem):  # type: ignore[misc]
     """memory:// with a store of its own per instance."""
 
-    protocol = "namesmem"
+    protocol: ClassVar[str | list[str] | tuple[str, ...]] = "namesmem"
     cachable = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

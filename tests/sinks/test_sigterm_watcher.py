@@ -160,11 +160,12 @@ def test_the_watcher_resends_until_the_handler_has_run(monkeypatch: pytest.Monke
     # In this process, without real signals: SIGTERM bytes arrive on the pipe, and the "kill"
     # stands for a main thread that runs the handler once it is interrupted.
     import threading
+    import time
 
     from npsummary._sinks import flusher
 
     monkeypatch.setattr(flusher, "_handler_runs", 0)
-    monkeypatch.setattr(flusher.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)  # flusher's time module
     sent: list[int] = []
 
     def kill(thread: int, signum: int) -> None:
@@ -192,13 +193,17 @@ def test_the_watcher_resends_until_the_handler_has_run(monkeypatch: pytest.Monke
 def test_the_watcher_starts_in_a_multiprocessing_child_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import threading
     import types
 
     from npsummary._sinks import flusher
 
+    def wakeup_fds() -> tuple[int, int] | None:  # read afresh: each call may change it
+        return flusher._wakeup_fds
+
     monkeypatch.setattr(flusher, "_wakeup_fds", None)
     flusher._watch_for_lost_sigterms(signal.SIGTERM)  # pytest's process: no parent process
-    assert flusher._wakeup_fds is None
+    assert wakeup_fds() is None
     child = types.SimpleNamespace(parent_process=lambda: object())
     monkeypatch.setitem(sys.modules, "multiprocessing", child)
     started: list[str] = []
@@ -210,14 +215,15 @@ def test_the_watcher_starts_in_a_multiprocessing_child_only(
         def start(self) -> None:
             started.append(self.name)
 
-    monkeypatch.setattr(flusher.threading, "Thread", NotStarted)
+    monkeypatch.setattr(threading, "Thread", NotStarted)  # flusher's threading module
     previous = signal.set_wakeup_fd(-1)
     try:
         flusher._watch_for_lost_sigterms(signal.SIGTERM)
-        assert flusher._wakeup_fds is not None and started == ["npsummary-sigterm"]
-        assert signal.set_wakeup_fd(flusher._wakeup_fds[1]) == flusher._wakeup_fds[1]
+        fds = wakeup_fds()
+        assert fds is not None and started == ["npsummary-sigterm"]
+        assert signal.set_wakeup_fd(fds[1]) == fds[1]
         flusher._drop_wakeup_fds()  # what a forked child does first: the descriptor is freed
-        assert flusher._wakeup_fds is None
+        assert wakeup_fds() is None
         assert signal.set_wakeup_fd(-1) == -1
     finally:
         signal.set_wakeup_fd(previous)

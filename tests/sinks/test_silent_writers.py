@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -121,7 +121,8 @@ def test_every_valid_call_returns_the_same_type_on_a_silent_rank(tmp_path: Path)
             assert _returns(getattr(silent[key], name), kwargs) == expected, name
             checked.append(f"{cls.__name__}.{name}")
     out = tmp_path / "scalars.json"
-    assert silent["writer"].export_scalars_to_json(out) is None
+    writer = cast(SummaryWriter, silent["writer"])
+    assert writer.export_scalars_to_json(out) is None  # type: ignore[func-returns-value]
     # Every public method was called on both (close below; ONNX/OpenVINO need files).
     methods = {
         f"{cls.__name__}.{n}"
@@ -139,11 +140,11 @@ def test_every_valid_call_returns_the_same_type_on_a_silent_rank(tmp_path: Path)
 def test_silent_file_writers_accept_what_the_real_ones_accept(tmp_path: Path) -> None:
     silent = SummaryWriter(str(tmp_path / "run"), rank=1)
     summary = v1.scalar("x", 1.0)
-    for file_writer in (
-        silent.file_writer,
-        silent._get_file_writer(),
-        *silent.all_writers.values(),
-    ):
+    main_writers = (silent.file_writer, silent._get_file_writer())
+    all_writers = silent.all_writers
+    assert all_writers is not None
+    for file_writer in (*main_writers, *all_writers.values()):
+        assert file_writer is not None
         assert file_writer.get_logdir() == str(tmp_path / "run")
         file_writer.add_summary(summary, 1)
         with file_writer.use_metadata(global_step=2):

@@ -24,6 +24,7 @@ from npsummary import EventSink, EventWriteError, FileSink, MemorySink, SummaryW
 from npsummary._format.record import frame_record, iter_records
 from npsummary._format.wire import encode_event
 from npsummary._format.wire import encode_summary as summary_bytes
+from npsummary._sinks import base as _base
 from npsummary._sinks import eventfile as _eventfile
 from npsummary._sinks import file as _events
 from npsummary._summaries.scalar import scalar_value
@@ -100,8 +101,9 @@ def test_suffix_is_appended_verbatim(logdir: Path) -> None:
     for suffix in ("", "x", ".v2"):
         sink = FileSink(logdir, suffix)
         sink.close()
-        assert NAME.fullmatch(Path(sink.path).name)
-        assert sink.path.endswith(f".{NAME.fullmatch(Path(sink.path).name)['n']}{suffix}")
+        match = NAME.fullmatch(Path(sink.path).name)
+        assert match
+        assert sink.path.endswith(f".{match['n']}{suffix}")
 
 
 @pytest.mark.usefixtures("frozen_time")
@@ -199,8 +201,8 @@ def test_concurrent_creation_in_one_tree(tmp_path: Path) -> None:
 
 
 def test_default_flush_interval_is_a_few_seconds() -> None:
-    assert 0 < _events.DEFAULT_FLUSH_SECS <= 5
-    assert _events.DEFAULT_MAX_QUEUE == 10
+    assert 0 < _base.DEFAULT_FLUSH_SECS <= 5
+    assert _base.DEFAULT_MAX_QUEUE == 10
 
 
 def test_flush_writes_everything_logged_before_it(logdir: Path) -> None:

@@ -25,7 +25,10 @@ FACES = np.array([[[0, 1, 2], [2, 3, 4]]] * 2)
 def test_bytes_equal_torch(colors: Any, faces: Any, config: Any) -> None:
     torch = pytest.importorskip("torch")
     torch_summary = pytest.importorskip("torch.utils.tensorboard.summary")
-    as_tensor = lambda a: None if a is None else torch.from_numpy(a)  # noqa: E731
+
+    def as_tensor(a: Any) -> Any:
+        return None if a is None else torch.from_numpy(a)
+
     theirs = torch_summary.mesh(
         "m", as_tensor(VERTICES), as_tensor(colors), as_tensor(faces), config
     ).SerializeToString()
@@ -48,7 +51,12 @@ def test_bytes_equal_torch(colors: Any, faces: Any, config: Any) -> None:
 def test_bad_meshes_raise_naming_the_tag(kwargs: dict[str, Any], error: type, match: str) -> None:
     sink = MemorySink()
     writer = SummaryWriter(sink)
-    arguments = {"vertices": VERTICES, "colors": None, "faces": None, "config_dict": None}
+    arguments: dict[str, Any] = {
+        "vertices": VERTICES,
+        "colors": None,
+        "faces": None,
+        "config_dict": None,
+    }
     arguments.update(kwargs)
     with pytest.raises(error, match=match) as info:
         writer.add_mesh("my_mesh", **arguments)

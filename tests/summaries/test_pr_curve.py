@@ -54,7 +54,7 @@ def test_thresholds_as_the_libraries_write_them(logdir: Path, asked: int) -> Non
     labels, predictions = rng.integers(0, 2, 500), rng.random(500)
     with SummaryWriter(str(logdir)) as writer:
         writer.add_pr_curve("pr", labels, predictions, 1, num_thresholds=asked)
-        rows = [np.arange(5.0)] * 6
+        rows = (np.arange(5.0),) * 6
         writer.add_pr_curve_raw("raw", *rows, 1, num_thresholds=asked)
     values = {v.tag: v for e in read_events(only_event_file(logdir)) for v in e.summary.value}
     written = min(asked, 127)

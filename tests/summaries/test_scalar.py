@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -16,7 +18,7 @@ summary_pb2 = pytest.importorskip("tensorboard.compat.proto.summary_pb2")
 titles = st.one_of(st.none(), st.text(max_size=20))
 
 
-def _expected_value(tag: str, value: float, description: str | None, display: str | None) -> object:
+def _expected_value(tag: str, value: float, description: str | None, display: str | None) -> Any:
     out = summary_pb2.Summary.Value(tag=tag, simple_value=value)
     if display or description:
         out.metadata.display_name = display or ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -51,7 +52,7 @@ def test_grid_and_values_match_each_library(
     if dtype == "uint8":
         video = data.draw(hnp.arrays(np.uint8, shape))
     else:
-        width = 32 if dtype == "float32" else 64
+        width: Literal[32, 64] = 32 if dtype == "float32" else 64
         values = st.floats(-0.5, 1.5, width=width)
         video = data.draw(hnp.arrays(np.dtype(dtype), shape, elements=values))
     np.testing.assert_array_equal(
@@ -64,7 +65,7 @@ def test_grid_and_values_match_each_library(
     np.testing.assert_array_equal(prepare_video(video, lambda count: None), expected)
 
 
-def _gif_frames(path: Path) -> tuple[object, list[np.ndarray]]:
+def _gif_frames(path: Path) -> tuple[Any, list[np.ndarray]]:
     (event,) = [e for e in read_events(only_event_file(path)) if e.HasField("summary")]
     image = event.summary.value[0].image
     frames = []
@@ -107,7 +108,7 @@ def test_nan_is_drawn_black_with_a_warning(logdir: Path) -> None:
     ],
 )
 def test_bad_videos_raise_naming_the_tag_and_write_nothing(
-    logdir: Path, video: np.ndarray, kwargs: dict[str, object], error: type, match: str
+    logdir: Path, video: np.ndarray, kwargs: dict[str, Any], error: type, match: str
 ) -> None:
     with SummaryWriter(str(logdir)) as writer:
         with pytest.raises(error, match=match) as info:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -28,7 +29,8 @@ def main() -> None:
     model = DistributedDataParallel(torch.nn.Linear(4, 1))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     generator = torch.Generator().manual_seed(100 + rank)  # each rank its own data
-    writer = SummaryWriter(logdir, **({} if ranks == "default" else {"ranks": ranks}))
+    options: dict[str, Any] = {} if ranks == "default" else {"ranks": ranks}
+    writer = SummaryWriter(logdir, **options)
     logged = []
     for step in range(STEPS):
         x = torch.randn(8, 4, generator=generator)

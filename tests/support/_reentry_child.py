@@ -84,7 +84,7 @@ def inject_at_every_line(thread: str, limit: int) -> Injection:
 
 def stop_injecting() -> None:
     sys.settrace(None)
-    threading.settrace(None)  # type: ignore[arg-type]
+    threading.settrace(None)
 
 
 def open_writer(logdir: str, flush_secs: float, max_queue: int = 10) -> SummaryWriter:

@@ -89,7 +89,7 @@ def check_event_file(path: str) -> FileCheck:
 
 def event_files(root: str) -> list[str]:
     """Every event file under ``root``, sub-runs included, sorted."""
-    out = []
+    out: list[str] = []
     for dirpath, _dirs, files in os.walk(root):
         out.extend(os.path.join(dirpath, name) for name in files if "tfevents" in name)
     return sorted(out)
@@ -258,8 +258,8 @@ class FaultyOS:
                 self.written += n
                 return n
 
-        os.open = fake_open  # type: ignore[assignment]
-        os.mkdir = fake_mkdir  # type: ignore[assignment]
+        os.open = fake_open
+        os.mkdir = fake_mkdir
         os.close = fake_close
         os.write = fake_write
         return self

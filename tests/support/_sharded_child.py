@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -126,7 +126,7 @@ def main() -> None:
     result = {"calls": calls, "mismatch": mismatch, "refused": refused}
     (record / f"rank_{rank}.json").write_text(json.dumps(result))
     if rank == 0:
-        np.savez(record / "full.npz", **full)
+        np.savez(record / "full.npz", **cast(dict[str, Any], full))
         (record / "v1.json").write_text(json.dumps({k: v.hex() for k, v in v1_values.items()}))
     dist.destroy_process_group()
 

@@ -453,7 +453,7 @@ def boto3_stack() -> Iterator[tuple[MotoServer, FaultProxy]]:
         if saved_s3fs is _ABSENT:
             sys.modules.pop("s3fs", None)
         else:
-            sys.modules["s3fs"] = saved_s3fs  # type: ignore[assignment]
+            sys.modules["s3fs"] = saved_s3fs
 
 
 def _boto3_environment(endpoint: str) -> dict[str, str]:

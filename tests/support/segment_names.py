@@ -6,6 +6,9 @@ replaced."""
 from __future__ import annotations
 
 import itertools
+import os
+import secrets
+import time
 
 import pytest
 
@@ -16,8 +19,9 @@ __all__ = ["colliding_names", "same_pid_and_second"]
 
 def same_pid_and_second(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every writer gets PID 1, the same second and counter 0."""
-    monkeypatch.setattr(segment_state.os, "getpid", lambda: 1)
-    monkeypatch.setattr(segment_state.time, "time", lambda: 1_700_000_000.0)
+    # segment_state reads these through its os, time and secrets modules: patch the modules.
+    monkeypatch.setattr(os, "getpid", lambda: 1)
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000.0)
     monkeypatch.setattr(segment_state, "_next_counter", lambda: 0)
 
 
@@ -26,4 +30,4 @@ def colliding_names(monkeypatch: pytest.MonkeyPatch) -> None:
     second writer's first names are the first writer's; later draws differ."""
     same_pid_and_second(monkeypatch)
     tokens = itertools.chain(["a" * 16, "a" * 16], (f"{i:016x}" for i in itertools.count(1)))
-    monkeypatch.setattr(segment_state.secrets, "token_hex", lambda n: next(tokens))
+    monkeypatch.setattr(secrets, "token_hex", lambda n: next(tokens))

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from typing import Any
+from types import ModuleType
+from typing import Any, cast
 
 import numpy as np
 import pytest
 
 import npsummary
-from npsummary import MemorySink, SummaryWriter
+from npsummary import EventSink, MemorySink, SummaryWriter
 from npsummary import tensorboardx_summary as tbx_builders
 from npsummary import torch_summary as torch_builders
+from npsummary._frontends.tbx.file_writer import RunFileWriter
 from npsummary.proto import Event
 
 _X = np.linspace(-1.0, 1.0, 101)
@@ -24,6 +26,18 @@ _LABELS = np.array([0, 1, 1, 0, 1])
 _PREDICTIONS = np.array([0.1, 0.9, 0.6, 0.4, 0.8])
 _LAYOUT = {"c": {"t": ["Multiline", ["a", "b"]], "m": ["Margin", ["v", "lo", "hi"]]}}
 _HPARAMS = ({"lr": 0.1, "use_bn": True, "opt": "sgd"}, {"hp/metric": 1.0})
+
+
+def _payloads(sink: EventSink) -> list[bytes]:
+    """What a writer built on a MemorySink wrote (its ``sink`` property is typed EventSink)."""
+    return cast(MemorySink, sink).payloads
+
+
+def _file_writer(writer: SummaryWriter) -> RunFileWriter:
+    """``writer.file_writer``, which is None only after ``close()``."""
+    file_writer = writer.file_writer
+    assert file_writer is not None
+    return file_writer
 
 
 def _edges() -> list[float]:
@@ -122,8 +136,8 @@ def test_image_boxes_bad_boxes_are_the_writers_error() -> None:
 def test_builders_feed_file_writer_add_summary() -> None:
     writer = SummaryWriter(MemorySink())
     for summary in (*torch_builders.hparams(*_HPARAMS), torch_builders.scalar("hp/metric", 1.0)):
-        writer.file_writer.add_summary(summary, global_step=3)
-    events = [Event.FromString(p) for p in writer.sink.payloads]
+        _file_writer(writer).add_summary(summary, global_step=3)
+    events = [Event.FromString(p) for p in _payloads(writer.sink)]
     tags = [event.summary.value[0].tag for event in events]
     assert tags == [
         "_hparams_/experiment",
@@ -187,7 +201,7 @@ def test_the_writer_keeps_tensorflow_bins_and_empty_histograms() -> None:
     writer = SummaryWriter(MemorySink())
     writer.add_histogram("h", [1.0, 2.0], 0, bins="tensorflow")
     writer.add_histogram("empty", np.zeros(0), 0)
-    histos = [Event.FromString(p).summary.value[0].histo for p in writer.sink.payloads]
+    histos = [Event.FromString(p).summary.value[0].histo for p in _payloads(writer.sink)]
     assert [h.num for h in histos[-2:]] == [2, 0]
 
 
@@ -217,13 +231,14 @@ def test_torch_tensor_proto_is_add_tensors_value() -> None:
     assert list(value.tensor.float_val) == [1.0, 2.0, 3.0]
     writer = SummaryWriter(MemorySink())
     writer.add_tensor("t", np.array([1.0, 2.0, 3.0], np.float32), 0)
-    assert Event.FromString(writer.sink.payloads[-1]).summary == summary
+    assert Event.FromString(_payloads(writer.sink)[-1]).summary == summary
     with pytest.raises(ValueError, match="'t'"):
         torch_builders.tensor_proto("t", np.array(["a"]))
 
 
 @pytest.mark.parametrize("library", ["tensorboardX", "torch"])
 def test_patched_builders_return_the_librarys_summary_class(library: str) -> None:
+    ours: ModuleType
     if library == "torch":
         pytest.importorskip("torch")
         module = pytest.importorskip("torch.utils.tensorboard.summary")
@@ -243,8 +258,8 @@ def test_patched_builders_return_the_librarys_summary_class(library: str) -> Non
         assert type(ours.scalar("loss", 0.5)) is npsummary.proto.Summary
         # The patched writer's file_writer takes the library's class.
         writer = npsummary.TensorboardXSummaryWriter(MemorySink())
-        writer.file_writer.add_summary(scalar, global_step=2)
-        event = Event.FromString(writer.sink.payloads[-1])
+        _file_writer(writer).add_summary(scalar, global_step=2)
+        event = Event.FromString(_payloads(writer.sink)[-1])
         assert event.step == 2 and event.summary.value[0].simple_value == 0.5
         with pytest.raises(ValueError, match="'h'"):
             module.histogram("h", np.zeros(0), "tensorflow")

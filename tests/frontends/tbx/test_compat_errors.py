@@ -207,10 +207,10 @@ def test_recorded_types_are_the_anchors(library: str, name: str, tmp_path: Any) 
 def test_skorch_style_catch_skips_a_list(tmp_path: Any) -> None:
     # skorch's TensorBoard callback: `except NotImplementedError: pass` around add_scalar.
     with SummaryWriter(str(tmp_path)) as writer:
-        logged = []
+        logged: list[object] = []
         for value in (0.5, [0.1, 0.2], {"a": 1}, 0.25):
             try:
-                writer.add_scalar("loss", value, len(logged))
+                writer.add_scalar("loss", value, len(logged))  # type: ignore[arg-type]
                 logged.append(value)
             except NotImplementedError:
                 pass

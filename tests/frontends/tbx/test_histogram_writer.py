@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pytest
 
 import npsummary
 from conftest import read_run
-from npsummary import MemorySink, NonFiniteWarning, SummaryWriter
+from npsummary import EventSink, MemorySink, NonFiniteWarning, SummaryWriter
 from npsummary._histogram import TF1_BUCKET_LIMITS, tf1_histogram
 from npsummary.proto import Event
 from npsummary.reader import compress_histogram
@@ -22,8 +23,13 @@ RNG = np.random.default_rng(1234)
 DATA = RNG.normal(0.0, 0.05, size=5000).astype(np.float32)
 
 
-def _events(sink: MemorySink) -> list[object]:
-    return [Event.FromString(p) for p in sink.payloads]
+def _payloads(sink: EventSink) -> list[bytes]:
+    """What a writer built on a MemorySink wrote (its ``sink`` property is typed EventSink)."""
+    return cast(MemorySink, sink).payloads
+
+
+def _events(sink: EventSink) -> list[Any]:
+    return [Event.FromString(p) for p in _payloads(sink)]
 
 
 def test_tf2_histogram_equals_tensorboard_reference(logdir: Path) -> None:
@@ -109,11 +115,11 @@ def test_nonfinite_raise_writes_nothing_and_writer_stays_usable() -> None:
     writer = SummaryWriter(MemorySink())
     with pytest.raises(ValueError, match="'h': 1 NaN"):
         writer.add_histogram("h", [1.0, float("nan")], 0, nonfinite="raise")
-    assert writer.sink.payloads == []
+    assert _payloads(writer.sink) == []
     writer.add_histogram("h", [1.0, 2.0], 1)
-    assert len(writer.sink.payloads) == 1
+    assert len(_payloads(writer.sink)) == 1
     with pytest.raises(ValueError, match="nonfinite must be one of"):
-        writer.add_histogram("h", [1.0], 1, nonfinite="drop")
+        writer.add_histogram("h", [1.0], 1, nonfinite="drop")  # type: ignore[arg-type]
 
 
 def test_all_nan_and_empty_inputs_do_not_raise() -> None:
@@ -128,7 +134,7 @@ def test_all_nan_and_empty_inputs_do_not_raise() -> None:
         histo = event.summary.value[0].histo
         assert histo.num == 0
         assert list(histo.bucket) == [0.0]
-    (tf2,) = _events(tf_writer._live().sink)  # type: ignore[attr-defined]
+    (tf2,) = _events(tf_writer._live().sink)
     rows = np.frombuffer(tf2.summary.value[0].tensor.tensor_content, "<f8").reshape(-1, 3)
     assert rows.shape == (30, 3) and not rows.any()
 
@@ -137,11 +143,11 @@ def test_all_nan_and_empty_inputs_do_not_raise() -> None:
     "bad, error",
     [("text", TypeError), (np.array(["a"]), TypeError), (np.array([1j]), TypeError)],
 )
-def test_bad_histogram_input_names_the_tag(bad: object, error: type[Exception]) -> None:
+def test_bad_histogram_input_names_the_tag(bad: Any, error: type[Exception]) -> None:
     writer = SummaryWriter(MemorySink())
     with pytest.raises(error, match="'hist'"):
         writer.add_histogram("hist", bad, 0)
-    assert writer.sink.payloads == []
+    assert _payloads(writer.sink) == []
 
 
 def test_add_histogram_raw_validates() -> None:
@@ -151,7 +157,7 @@ def test_add_histogram_raw_validates() -> None:
     histo = event.summary.value[0].histo
     assert list(histo.bucket_limit) == [1.0, 2.0] and list(histo.bucket) == [1.0, 2.0]
     assert event.step == 5
-    bad_calls = [
+    bad_calls: list[dict[str, Any]] = [
         dict(bucket_limits=[1.0, 2.0], bucket_counts=[1]),
         dict(bucket_limits=[2.0, 1.0], bucket_counts=[1, 1]),
         dict(bucket_limits=[1.0], bucket_counts=[-1]),
@@ -163,7 +169,7 @@ def test_add_histogram_raw_validates() -> None:
             writer.add_histogram_raw("r", 0, 1, 1, 1, 1, global_step=1, **kwargs)
     with pytest.raises(TypeError, match="'r': min"):
         writer.add_histogram_raw("r", "low", 1, 1, 1, 1, [1.0], [1.0])
-    assert len(writer.sink.payloads) == 1
+    assert len(_payloads(writer.sink)) == 1
 
 
 def test_add_variable_summaries_one_pass_one_event(logdir: Path) -> None:

@@ -31,114 +31,171 @@ class TorchSummaryWriter213:
 
     def __init__(
         self,
-        log_dir=None,
-        comment="",
-        purge_step=None,
-        max_queue=10,
-        flush_secs=120,
-        filename_suffix="",
-    ): ...
-    def _get_file_writer(self): ...
-    def get_logdir(self): ...
+        log_dir: Any = None,
+        comment: Any = "",
+        purge_step: Any = None,
+        max_queue: Any = 10,
+        flush_secs: Any = 120,
+        filename_suffix: Any = "",
+    ) -> None: ...
+    def _get_file_writer(self) -> Any: ...
+    def get_logdir(self) -> Any: ...
     def add_hparams(
-        self, hparam_dict, metric_dict, hparam_domain_discrete=None, run_name=None, global_step=None
-    ): ...
+        self,
+        hparam_dict: Any,
+        metric_dict: Any,
+        hparam_domain_discrete: Any = None,
+        run_name: Any = None,
+        global_step: Any = None,
+    ) -> None: ...
     def add_scalar(
         self,
-        tag,
-        scalar_value,
-        global_step=None,
-        walltime=None,
-        new_style=False,
-        double_precision=False,
-    ): ...
-    def add_scalars(self, main_tag, tag_scalar_dict, global_step=None, walltime=None): ...
-    def add_tensor(self, tag, tensor, global_step=None, walltime=None): ...
+        tag: Any,
+        scalar_value: Any,
+        global_step: Any = None,
+        walltime: Any = None,
+        new_style: Any = False,
+        double_precision: Any = False,
+    ) -> None: ...
+    def add_scalars(
+        self, main_tag: Any, tag_scalar_dict: Any, global_step: Any = None, walltime: Any = None
+    ) -> None: ...
+    def add_tensor(
+        self, tag: Any, tensor: Any, global_step: Any = None, walltime: Any = None
+    ) -> None: ...
     def add_histogram(
-        self, tag, values, global_step=None, bins="tensorflow", walltime=None, max_bins=None
-    ): ...
+        self,
+        tag: Any,
+        values: Any,
+        global_step: Any = None,
+        bins: Any = "tensorflow",
+        walltime: Any = None,
+        max_bins: Any = None,
+    ) -> None: ...
     def add_histogram_raw(
         self,
-        tag,
-        min,
-        max,
-        num,
-        sum,
-        sum_squares,
-        bucket_limits,
-        bucket_counts,
-        global_step=None,
-        walltime=None,
-    ): ...
-    def add_image(self, tag, img_tensor, global_step=None, walltime=None, dataformats="CHW"): ...
-    def add_images(self, tag, img_tensor, global_step=None, walltime=None, dataformats="NCHW"): ...
+        tag: Any,
+        min: Any,
+        max: Any,
+        num: Any,
+        sum: Any,
+        sum_squares: Any,
+        bucket_limits: Any,
+        bucket_counts: Any,
+        global_step: Any = None,
+        walltime: Any = None,
+    ) -> None: ...
+    def add_image(
+        self,
+        tag: Any,
+        img_tensor: Any,
+        global_step: Any = None,
+        walltime: Any = None,
+        dataformats: Any = "CHW",
+    ) -> None: ...
+    def add_images(
+        self,
+        tag: Any,
+        img_tensor: Any,
+        global_step: Any = None,
+        walltime: Any = None,
+        dataformats: Any = "NCHW",
+    ) -> None: ...
     def add_image_with_boxes(
         self,
-        tag,
-        img_tensor,
-        box_tensor,
-        global_step=None,
-        walltime=None,
-        rescale=1,
-        dataformats="CHW",
-        labels=None,
-    ): ...
-    def add_figure(self, tag, figure, global_step=None, close=True, walltime=None): ...
-    def add_video(self, tag, vid_tensor, global_step=None, fps=4, walltime=None): ...
-    def add_audio(self, tag, snd_tensor, global_step=None, sample_rate=44100, walltime=None): ...
-    def add_text(self, tag, text_string, global_step=None, walltime=None): ...
-    def add_onnx_graph(self, prototxt): ...
-    def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True): ...
+        tag: Any,
+        img_tensor: Any,
+        box_tensor: Any,
+        global_step: Any = None,
+        walltime: Any = None,
+        rescale: Any = 1,
+        dataformats: Any = "CHW",
+        labels: Any = None,
+    ) -> None: ...
+    def add_figure(
+        self,
+        tag: Any,
+        figure: Any,
+        global_step: Any = None,
+        close: Any = True,
+        walltime: Any = None,
+    ) -> None: ...
+    def add_video(
+        self, tag: Any, vid_tensor: Any, global_step: Any = None, fps: Any = 4, walltime: Any = None
+    ) -> None: ...
+    def add_audio(
+        self,
+        tag: Any,
+        snd_tensor: Any,
+        global_step: Any = None,
+        sample_rate: Any = 44100,
+        walltime: Any = None,
+    ) -> None: ...
+    def add_text(
+        self, tag: Any, text_string: Any, global_step: Any = None, walltime: Any = None
+    ) -> None: ...
+    def add_onnx_graph(self, prototxt: Any) -> None: ...
+    def add_graph(
+        self,
+        model: Any,
+        input_to_model: Any = None,
+        verbose: Any = False,
+        use_strict_trace: Any = True,
+    ) -> None: ...
     def add_embedding(
         self,
-        mat,
-        metadata=None,
-        label_img=None,
-        global_step=None,
-        tag="default",
-        metadata_header=None,
-    ): ...
+        mat: Any,
+        metadata: Any = None,
+        label_img: Any = None,
+        global_step: Any = None,
+        tag: Any = "default",
+        metadata_header: Any = None,
+    ) -> None: ...
     def add_pr_curve(
         self,
-        tag,
-        labels,
-        predictions,
-        global_step=None,
-        num_thresholds=127,
-        weights=None,
-        walltime=None,
-    ): ...
+        tag: Any,
+        labels: Any,
+        predictions: Any,
+        global_step: Any = None,
+        num_thresholds: Any = 127,
+        weights: Any = None,
+        walltime: Any = None,
+    ) -> None: ...
     def add_pr_curve_raw(
         self,
-        tag,
-        true_positive_counts,
-        false_positive_counts,
-        true_negative_counts,
-        false_negative_counts,
-        precision,
-        recall,
-        global_step=None,
-        num_thresholds=127,
-        weights=None,
-        walltime=None,
-    ): ...
-    def add_custom_scalars_multilinechart(self, tags, category="default", title="untitled"): ...
-    def add_custom_scalars_marginchart(self, tags, category="default", title="untitled"): ...
-    def add_custom_scalars(self, layout): ...
+        tag: Any,
+        true_positive_counts: Any,
+        false_positive_counts: Any,
+        true_negative_counts: Any,
+        false_negative_counts: Any,
+        precision: Any,
+        recall: Any,
+        global_step: Any = None,
+        num_thresholds: Any = 127,
+        weights: Any = None,
+        walltime: Any = None,
+    ) -> None: ...
+    def add_custom_scalars_multilinechart(
+        self, tags: Any, category: Any = "default", title: Any = "untitled"
+    ) -> None: ...
+    def add_custom_scalars_marginchart(
+        self, tags: Any, category: Any = "default", title: Any = "untitled"
+    ) -> None: ...
+    def add_custom_scalars(self, layout: Any) -> None: ...
     def add_mesh(
         self,
-        tag,
-        vertices,
-        colors=None,
-        faces=None,
-        config_dict=None,
-        global_step=None,
-        walltime=None,
-    ): ...
-    def flush(self): ...
-    def close(self): ...
-    def __enter__(self): ...
-    def __exit__(self, exc_type, exc_val, exc_tb): ...
+        tag: Any,
+        vertices: Any,
+        colors: Any = None,
+        faces: Any = None,
+        config_dict: Any = None,
+        global_step: Any = None,
+        walltime: Any = None,
+    ) -> None: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Any: ...
+    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> Any: ...
 
 
 TORCH_ATTRIBUTES = (
@@ -264,8 +321,12 @@ def test_attributes(anchor: str, tmp_path: Any) -> None:
         assert ours.default_bins == theirs.default_bins
         assert (ours.max_queue, ours.filename_suffix) == (7, ".x")
         assert ours.logdir == ours.log_dir == str(tmp_path / "ours")
-        assert set(ours.all_writers) == {ours.logdir}
-        assert ours.file_writer.get_logdir() == ours.logdir
+        all_writers = ours.all_writers
+        assert all_writers is not None
+        assert set(all_writers) == {ours.logdir}
+        file_writer = ours.file_writer
+        assert file_writer is not None
+        assert file_writer.get_logdir() == ours.logdir
     finally:
         ours.close()
         theirs.close()

@@ -329,7 +329,14 @@ def test_add_scalars_writes_sub_runs(logdir: Path) -> None:
 
 def test_add_scalars_keys_cannot_escape_logdir(tmp_path: Path) -> None:
     logdir = tmp_path / "a" / "run"
-    keys = {"x/y": 1.0, "..": 2.0, "../../escape": 3.0, "/abs": 4.0, "b\\c": 5.0, "": 6.0}
+    keys: dict[str, Any] = {
+        "x/y": 1.0,
+        "..": 2.0,
+        "../../escape": 3.0,
+        "/abs": 4.0,
+        "b\\c": 5.0,
+        "": 6.0,
+    }
     with SummaryWriter(logdir) as writer:
         writer.add_scalars("m", keys, 1)
         writer.add_scalars("..", {".": 7.0}, 1)

@@ -7,18 +7,31 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
 
 import npsummary
 from conftest import only_event_file, read_events
-from npsummary import MemorySink, SummaryWriter, TensorboardXSummaryWriter, proto
+from npsummary import EventSink, MemorySink, SummaryWriter, TensorboardXSummaryWriter, proto
+from npsummary._frontends.tbx.file_writer import RunFileWriter
 
 summary_pb2 = pytest.importorskip("tensorboard.compat.proto.summary_pb2")
 event_pb2 = pytest.importorskip("tensorboard.compat.proto.event_pb2")
 graph_pb2 = pytest.importorskip("tensorboard.compat.proto.graph_pb2")
+
+
+def _payloads(sink: EventSink) -> list[bytes]:
+    """What a writer built on a MemorySink wrote (its ``sink`` property is typed EventSink)."""
+    return cast(MemorySink, sink).payloads
+
+
+def _file_writer(writer: SummaryWriter) -> RunFileWriter:
+    """``writer.file_writer``, which is None only after ``close()``."""
+    file_writer = writer.file_writer
+    assert file_writer is not None
+    return file_writer
 
 
 def _values(sink: MemorySink) -> list[Any]:
@@ -77,18 +90,29 @@ def test_tensorboardx_positions_are_display_name_and_description() -> None:
 def test_bad_double_precision_is_refused_with_the_tag() -> None:
     writer = SummaryWriter(MemorySink())
     with pytest.raises(TypeError, match=r"'x'.*double_precision"):
-        writer.add_scalar("x", 1.0, new_style=True, double_precision=np.array([1, 0]))
-    assert writer.sink.payloads == []
+        writer.add_scalar(
+            "x",
+            1.0,
+            new_style=True,
+            double_precision=np.array([1, 0]),  # type: ignore[arg-type]
+        )
+    assert _payloads(writer.sink) == []
 
 
 def test_flags_are_read_as_if_value_reads_them() -> None:
     """torch and tensorboardX test new_style, double_precision and write_to_disk with ``if``:
     1 and 0 are flags, as close=1 and decode=1 are elsewhere (one rule: check_flag)."""
     sink = MemorySink()
-    SummaryWriter(sink).add_scalar("x", 1.0, 1, new_style=1, double_precision=0)
+    SummaryWriter(sink).add_scalar(
+        "x",
+        1.0,
+        1,
+        new_style=1,  # type: ignore[arg-type]
+        double_precision=0,  # type: ignore[arg-type]
+    )
     (event,) = [proto.Event.FromString(p) for p in sink.payloads if b"x" in p]
     assert event.summary.value[0].HasField("tensor")
-    TensorboardXSummaryWriter(MemorySink(), write_to_disk=1).close()
+    TensorboardXSummaryWriter(MemorySink(), write_to_disk=1).close()  # type: ignore[arg-type]
 
 
 # -- file_writer / all_writers --------------------------------------------------------------------
@@ -110,9 +134,9 @@ def test_file_writer_add_summary_goes_into_the_same_file(tmp_path: Path) -> None
     with SummaryWriter(tmp_path) as writer:
         writer.add_scalar("direct", 0.5, 1)
         for step, summary in enumerate(_summaries()):
-            writer.file_writer.add_summary(summary, step, walltime=100.0 + step)
+            _file_writer(writer).add_summary(summary, step, walltime=100.0 + step)
         writer._get_file_writer().add_summary(_summaries()[0])  # no step: 0
-        assert writer.file_writer.get_logdir() == str(tmp_path)
+        assert _file_writer(writer).get_logdir() == str(tmp_path)
     events = read_events(only_event_file(tmp_path))
     got = [(e.step, e.wall_time, v.tag, v.simple_value) for e in events for v in e.summary.value]
     assert got[1:5] == [
@@ -127,20 +151,20 @@ def test_file_writer_add_summary_goes_into_the_same_file(tmp_path: Path) -> None
 def test_file_writer_refuses_what_is_not_a_summary() -> None:
     writer = SummaryWriter(MemorySink())
     with pytest.raises(TypeError, match="Summary"):
-        writer.file_writer.add_summary(proto.Event())
+        _file_writer(writer).add_summary(proto.Event())
     with pytest.raises(TypeError, match="Summary"):
-        writer.file_writer.add_summary("text")
+        _file_writer(writer).add_summary("text")
     with pytest.raises(ValueError, match="not a serialized Summary"):
-        writer.file_writer.add_summary(b"\xff\xff\xff")
-    assert writer.sink.payloads == []
+        _file_writer(writer).add_summary(b"\xff\xff\xff")
+    assert _payloads(writer.sink) == []
 
 
 def test_file_writer_add_event_sets_wall_time_and_step() -> None:
     sink = MemorySink()
     writer = SummaryWriter(sink)
     event = event_pb2.Event(step=5, file_version="x")
-    writer.file_writer.add_event(event, walltime=7.5)
-    writer.file_writer.add_event(event.SerializeToString(), step=9, walltime=8.0)
+    _file_writer(writer).add_event(event, walltime=7.5)
+    _file_writer(writer).add_event(event.SerializeToString(), step=9, walltime=8.0)
     first, second = (proto.Event.FromString(p) for p in sink.payloads)
     assert (first.step, first.wall_time, first.file_version) == (5, 7.5, "x")
     assert (second.step, second.wall_time) == (9, 8.0)
@@ -150,6 +174,7 @@ def test_all_writers_lists_sub_runs(tmp_path: Path) -> None:
     with SummaryWriter(tmp_path) as writer:
         writer.add_scalars("m", {"a": 1.0, "b": 2.0}, 0)
         writers = writer.all_writers
+        assert writers is not None
         assert sorted(writers) == sorted(
             [str(tmp_path), str(tmp_path / "m_a"), str(tmp_path / "m_b")]
         )
@@ -179,7 +204,7 @@ def test_use_metadata_sets_default_step_and_walltime() -> None:
         assert same is writer
         writer.add_scalar("a", 1.0)
         writer.add_scalar("b", 2.0, 3)
-        writer.file_writer.add_summary(_summaries()[2])
+        _file_writer(writer).add_summary(_summaries()[2])
     writer.add_scalar("c", 3.0)
     events = [proto.Event.FromString(p) for p in sink.payloads]
     assert [(e.step, e.wall_time) for e in events[:3]] == [(10, 5.0), (3, 5.0), (10, 5.0)]
@@ -208,7 +233,7 @@ def test_write_to_disk_false_accepts_every_call_and_writes_nothing(tmp_path: Pat
         writer.add_histogram("h", np.arange(10.0))
         writer.add_image("i", np.zeros((3, 2, 2)))
         writer.add_text("t", "hello")
-        writer.file_writer.add_summary(_summaries()[0])
+        _file_writer(writer).add_summary(_summaries()[0])
         with pytest.raises(TypeError, match="'x'"):
             writer.add_scalar("x", "not a number")
         assert writer.logdir == str(logdir)
@@ -305,7 +330,7 @@ def test_add_graph_refuses_other_objects() -> None:
         writer.add_graph(object())
     with pytest.raises(TypeError, match="GraphDef"):
         writer.add_graph(summary_pb2.Summary())
-    assert writer.sink.payloads == []
+    assert _payloads(writer.sink) == []
 
 
 def test_add_openvino_graph_reads_the_ir_xml(tmp_path: Path) -> None:
@@ -386,4 +411,4 @@ def test_add_graph_of_a_torch_object_without_torch_is_a_clear_error() -> None:
     writer = SummaryWriter(MemorySink())
     with pytest.raises(TypeError, match="torch is not importable"):
         writer.add_graph(fake_module)
-    assert writer.sink.payloads == []
+    assert _payloads(writer.sink) == []

@@ -47,7 +47,7 @@ def test_no_default_writer_returns_false() -> None:
     assert _context.state.writer is None
     assert npsummary.scalar("x", 1.0) is False  # no step either: still just False
     assert npsummary.scalar("x", 1.0, step=3) is False
-    assert npsummary.scalar("x", "not even a number", step=1.5) is False
+    assert npsummary.scalar("x", "not even a number", step=1.5) is False  # type: ignore[arg-type]
 
 
 def test_writer_without_step_raises_tf_message(logdir: Path) -> None:
@@ -85,7 +85,7 @@ def test_scalar_bad_input_writes_nothing() -> None:
         with pytest.raises(ValueError, match="'vec'"):
             npsummary.scalar("vec", [1.0, 2.0])
         with pytest.raises(TypeError, match="step"):
-            npsummary.scalar("x", 1.0, step=1.5)
+            npsummary.scalar("x", 1.0, step=1.5)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="int64"):
             npsummary.scalar("x", 1.0, step=2**63)
         with pytest.raises(TypeError, match="str"):
@@ -148,10 +148,10 @@ def test_as_default_with_bad_step_changes_nothing(tmp_path: Path) -> None:
     previous.set_as_default(step=3)
     writer = writer_for(tmp_path / "new")
     for bad in (1.5, "2", True):
-        with pytest.raises(TypeError), writer.as_default(step=bad):
+        with pytest.raises(TypeError), writer.as_default(step=bad):  # type: ignore[arg-type]
             pass  # pragma: no cover
         with pytest.raises(TypeError):
-            writer.set_as_default(step=bad)
+            writer.set_as_default(step=bad)  # type: ignore[arg-type]
         assert _context.state.writer is previous
         assert experimental.get_step() == 3
     previous.close()
@@ -192,7 +192,7 @@ def test_step_and_writer_are_thread_local(logdir: Path) -> None:
     experimental.set_step(None)
     assert experimental.get_step() is None
     with pytest.raises(TypeError):
-        experimental.set_step(2.0)
+        experimental.set_step(2.0)  # type: ignore[arg-type]
     writer.close()
 
 
@@ -205,7 +205,8 @@ def test_experimental_module_exports_step_functions() -> None:
 
 
 def test_flush_function(tmp_path: Path) -> None:
-    assert npsummary.flush() is None  # no default writer: nothing to do
+    # no default writer: nothing to do
+    assert npsummary.flush() is None  # type: ignore[func-returns-value]
     a = writer_for(tmp_path / "a")
     b = writer_for(tmp_path / "b")
     a.set_as_default(step=1)

@@ -82,7 +82,7 @@ def test_wav_rejects_bad_input(samples: Any, rate: Any, error: type[Exception]) 
 
 
 def _values(sink: MemorySink) -> list[tuple[int, Any]]:
-    out = []
+    out: list[tuple[int, Any]] = []
     for payload in sink.payloads:
         event = P.Event.FromString(payload)
         out.extend((event.step, value) for value in event.summary.value)
@@ -98,7 +98,8 @@ def test_text_scalar_and_table(sink: MemorySink) -> None:
     with npsummary.create_file_writer(sink).as_default(step=3):
         assert npsummary.text("note", "hello **md**") is True
         assert npsummary.text("table", np.array([["a", "b"], ["c", "dé"]])) is True
-        assert npsummary.text("raw", [b"x", "y"], description="d") is True
+        raw: list[bytes | str] = [b"x", "y"]
+        assert npsummary.text("raw", raw, description="d") is True
         with pytest.raises(TypeError, match="note2"):
             npsummary.text("note2", np.arange(3))
     (s0, v0), (_, v1), (_, v2) = _values(sink)

@@ -153,7 +153,11 @@ REFUSED: dict[str, tuple[Callable[[], Any], type[Exception], str]] = {
         "'snd': max_outputs",
     ),
     "image.max_outputs=float": (
-        lambda: v1.image("img", np.zeros((1, 2, 2, 3), np.uint8), max_outputs=1.0),
+        lambda: v1.image(
+            "img",
+            np.zeros((1, 2, 2, 3), np.uint8),
+            max_outputs=1.0,  # type: ignore[arg-type]
+        ),
         TypeError,
         "'img",
     ),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import tensorflow as tf
@@ -137,7 +138,7 @@ def main() -> None:
         out[f"{name}.stats"] = stats
         out[f"{name}.limit"] = limit
         out[f"{name}.bucket"] = bucket
-    np.savez_compressed(HERE / "tf1_golden.npz", **out)
+    np.savez_compressed(HERE / "tf1_golden.npz", **cast(dict[str, Any], out))
 
     rng = np.random.default_rng(7)
     tf2: dict[str, tuple[np.ndarray, list[int]]] = {
@@ -158,7 +159,7 @@ def main() -> None:
         for k in ks:
             got = summary_v2._buckets(tf.constant(x), bucket_count=k).numpy()
             out2[f"{name}.k{k}"] = np.asarray(got, np.float64)
-    np.savez_compressed(HERE / "tf2_golden.npz", **out2)
+    np.savez_compressed(HERE / "tf2_golden.npz", **cast(dict[str, Any], out2))
     print("wrote", HERE / "tf1_golden.npz", HERE / "tf2_golden.npz")
 
 

@@ -18,6 +18,7 @@ The test suite never imports TensorFlow; it compares npsummary against these arr
 from __future__ import annotations
 
 import os
+from typing import Any, cast
 
 import numpy as np
 import tensorflow as tf
@@ -28,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 rng = np.random.default_rng(20240601)
 
 
-def float_edges(dt: type) -> np.ndarray:
+def float_edges(dt: type[np.floating[Any]]) -> np.ndarray:
     """Values at and around every k/255.5 boundary, specials, and a random spread."""
     finfo = np.finfo(dt)
     base = (np.arange(-2, 260, dtype=np.float64) / 255.5).astype(dt)
@@ -66,12 +67,14 @@ def float_edges(dt: type) -> np.ndarray:
         dtype=dt,
     )
     uniform = rng.uniform(-0.25, 1.25, 8000).astype(dt)
-    nbits = {np.float32: np.uint32, np.float64: np.uint64}[dt]
+    widths: dict[type[np.floating[Any]], type[np.unsignedinteger[Any]]]
+    widths = {np.float32: np.uint32, np.float64: np.uint64}
+    nbits = widths[dt]
     bits = rng.integers(0, np.iinfo(nbits).max, 4000, dtype=nbits, endpoint=True).view(dt)
     return np.concatenate(near + low + [specials, uniform, bits])
 
 
-def int_edges(dt: type) -> np.ndarray:
+def int_edges(dt: type[np.signedinteger[Any]]) -> np.ndarray:
     info = np.iinfo(dt)
     vals = {0, 1, -1, info.min, info.max, info.min + 1, info.max - 1}
     for k in range(info.bits):
@@ -112,7 +115,7 @@ def tf1_cases() -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
     r = rng
     cases["f32_signed_rgb"] = (r.normal(size=(3, 9, 11, 3)).astype(np.float32), None)
     cases["f32_positive_gray"] = ((r.random((2, 8, 13, 1)) * 10).astype(np.float32), None)
-    x = r.random((1, 64, 64, 3)).astype(np.float32)
+    x: np.ndarray = r.random((1, 64, 64, 3)).astype(np.float32)
     x.flat[0] = 1.0
     x[0, 1, :, 0] = np.arange(64, dtype=np.float32) / 255  # k/255 * 255 lands on or near k
     cases["f32_unit_max1"] = (x, None)
@@ -196,13 +199,13 @@ def run_tf1(x: np.ndarray, bad: np.ndarray | None) -> np.ndarray:
 
 def main() -> None:
     conv = tf2_convert()
-    np.savez_compressed(os.path.join(HERE, "tf2_convert.npz"), **conv)
+    np.savez_compressed(os.path.join(HERE, "tf2_convert.npz"), **cast(dict[str, Any], conv))
     tf1: dict[str, np.ndarray] = {}
     for name, (x, bad) in tf1_cases().items():
         tf1[f"{name}_in"] = x
         tf1[f"{name}_out"] = run_tf1(x, bad)
         tf1[f"{name}_bad"] = np.array([255, 0, 0, 255], np.uint8) if bad is None else bad
-    np.savez_compressed(os.path.join(HERE, "tf1_image.npz"), **tf1)
+    np.savez_compressed(os.path.join(HERE, "tf1_image.npz"), **cast(dict[str, Any], tf1))
     with open(os.path.join(HERE, "versions.txt"), "w") as f:
         f.write(f"tensorflow {tf.__version__}\nnumpy {np.__version__}\n")
 

@@ -28,14 +28,17 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden")
 sys.path.insert(0, HERE)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import programs  # noqa: E402
+if TYPE_CHECKING:
+    from integrations.golden_tf import programs
+else:
+    import programs
 
 
 def _versions() -> dict[str, str]:

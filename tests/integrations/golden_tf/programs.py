@@ -350,7 +350,7 @@ def clu_pointcloud_calls() -> list[tuple[int, dict[str, Any], dict[str, Any], di
 
 # -- Optuna ------------------------------------------------------------------------------------
 
-OPTUNA_TRIALS = [
+OPTUNA_TRIALS: list[dict[str, float | str | bool]] = [
     {"lr": 0.01, "layers": 2, "opt": "adam", "momentum": True},
     {"lr": 0.05, "layers": 4, "opt": "sgd", "momentum": False},
     {"lr": 0.002, "layers": 3, "opt": "adam", "momentum": True},
@@ -363,9 +363,9 @@ def optuna_study(optuna: Any, callback: Any, logdir: str) -> list[float | None]:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
     def objective(trial: Any) -> float:
-        lr = trial.suggest_float("lr", 1e-3, 1e-1, log=True)
+        lr: float = trial.suggest_float("lr", 1e-3, 1e-1, log=True)
         layers = trial.suggest_int("layers", 1, 4)
-        opt = trial.suggest_categorical("opt", ["adam", "sgd"])
+        opt: str = trial.suggest_categorical("opt", ["adam", "sgd"])
         momentum = trial.suggest_categorical("momentum", [True, False])
         if trial.number == 3:
             raise optuna.TrialPruned()

@@ -48,7 +48,7 @@ def _listing(memory: object, url: str) -> list[tuple[str, int]]:
 def test_listing_finds_what_the_walk_finds(paths: list[str], pattern: str | None) -> None:
     root = f"memory://listing/{uuid.uuid4().hex}"
     memory, base = fsspec.core.url_to_fs(root)
-    written = []
+    written: list[str] = []
     for path in sorted(paths, key=len):
         if any(other.startswith(path + "/") for other in written) or any(
             path.startswith(other + "/") for other in written
