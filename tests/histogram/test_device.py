@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
+from legacy_histograms import assert_same_legacy
 from npsummary import _histogram as H
 from npsummary import proto, v1
 from npsummary._histogram import device
@@ -38,17 +39,6 @@ def _data(draw: st.DrawFn) -> np.ndarray:
     if draw(st.booleans()):
         x = np.abs(x)
     return x
-
-
-def _same_legacy(got: H.LegacyHistogram, want: H.LegacyHistogram) -> None:
-    assert np.array_equal(got.bucket_limit, want.bucket_limit)
-    assert np.array_equal(got.bucket, want.bucket)
-    for field in ("min", "max", "num"):
-        a, b = getattr(got, field), getattr(want, field)
-        assert np.float64(a).tobytes() == np.float64(b).tobytes(), (field, a, b)
-    assert got.nonfinite == want.nonfinite
-    assert abs(got.sum - want.sum) <= 1e-12 * max(1.0, abs(want.sum), want.sum_squares**0.5 * 10)
-    assert abs(got.sum_squares - want.sum_squares) <= 1e-12 * max(1.0, want.sum_squares)
 
 
 @pytest.fixture
@@ -79,13 +69,13 @@ def test_torch_device_path_is_the_numpy_core(x: np.ndarray, dtype: str) -> None:
         assert device.device_library(t) == "torch"
         for bins in _BINS:
             got = builders.tensorboardx_histogram("w", t, bins, None)
-            _same_legacy(got, H.binned_histogram(host, bins))
+            assert_same_legacy(got, H.binned_histogram(host, bins))
         for k in (0, 1, 30):
             result = device.histogram_on_device("torch", t, _tf2_plan(k))
             got_rows, got_nf = cast("tuple[F64Array, NonFinite]", result)
             want_rows, want_nf = H.tf2_buckets(host, k)
             assert np.array_equal(got_rows, want_rows) and got_nf == want_nf
-        _same_legacy(_device_tf1(t), H.tf1_histogram(host))
+        assert_same_legacy(_device_tf1(t), H.tf1_histogram(host))
     finally:
         device.FORCE = saved
 
@@ -116,7 +106,7 @@ def test_front_ends_send_device_tensors_to_the_device(forced: Any) -> None:
 def test_rules_needing_quantiles_go_to_the_host(forced: Any) -> None:
     t = forced.randn(500, generator=forced.Generator().manual_seed(0))
     got = builders.tensorboardx_histogram("w", t, "auto", None)
-    _same_legacy(got, H.binned_histogram(t.numpy(), "auto"))
+    assert_same_legacy(got, H.binned_histogram(t.numpy(), "auto"))
 
 
 def test_jax_sharded_arrays_are_bucketed_shard_by_shard() -> None:

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
+from legacy_histograms import assert_same_legacy
 from npsummary import _histogram as H
 from npsummary._histogram import device, merge
 from npsummary._histogram._results import F64Array, NonFinite
@@ -39,18 +40,6 @@ def _data(draw: st.DrawFn) -> np.ndarray:
         return x.astype(dtype)
 
 
-def _same_legacy(got: Any, want: H.LegacyHistogram) -> None:
-    assert isinstance(got, H.LegacyHistogram)
-    assert np.array_equal(got.bucket_limit, want.bucket_limit)
-    assert np.array_equal(got.bucket, want.bucket)
-    for field in ("min", "max", "num"):
-        a, b = getattr(got, field), getattr(want, field)
-        assert np.float64(a).tobytes() == np.float64(b).tobytes(), (field, a, b)
-    assert got.nonfinite == want.nonfinite
-    assert abs(got.sum - want.sum) <= 1e-12 * max(1.0, abs(want.sum), want.sum_squares**0.5 * 10)
-    assert abs(got.sum_squares - want.sum_squares) <= 1e-12 * max(1.0, want.sum_squares)
-
-
 @pytest.fixture
 def numpy_as_cupy(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = types.ModuleType("cupy")
@@ -71,8 +60,8 @@ def test_device_path_with_numpy_as_cupy_is_the_core(x: np.ndarray) -> None:
         with np.errstate(all="ignore"):
             for bins in _BINS:
                 got = device.histogram_on_device("cupy", x, merge.tbx_plan(bins))
-                _same_legacy(got, H.binned_histogram(x, bins))
-            _same_legacy(
+                assert_same_legacy(got, H.binned_histogram(x, bins))
+            assert_same_legacy(
                 device.histogram_on_device("cupy", x, merge.tf1_plan()), H.tf1_histogram(x)
             )
             for k in (0, 1, 30):
@@ -112,7 +101,9 @@ def test_one_rank_protocol_is_the_core(bins: Any) -> None:
     x = np.random.default_rng(3).standard_normal(5000).astype(np.float32)
     x[[3, 9]] = np.nan, -0.0
     with np.errstate(all="ignore"):
-        _same_legacy(_one_rank(x).histogram("w", merge.tbx_plan(bins)), H.binned_histogram(x, bins))
+        assert_same_legacy(
+            _one_rank(x).histogram("w", merge.tbx_plan(bins)), H.binned_histogram(x, bins)
+        )
     rows, nonfinite = _one_rank(x).histogram("w", merge.tf2_plan(30))
     want, want_nonfinite = H.tf2_buckets(x, 30)
     assert np.array_equal(rows, want) and nonfinite == want_nonfinite
@@ -122,7 +113,7 @@ def test_one_rank_protocol_on_device(numpy_as_cupy: None, monkeypatch: pytest.Mo
     x = np.linspace(-2, 2, 999)
     monkeypatch.setattr(device, "device_library", lambda values: "cupy")
     got = _one_rank(x.tolist()).histogram("w", merge.tf1_plan())
-    _same_legacy(got, H.tf1_histogram(x))
+    assert_same_legacy(got, H.tf1_histogram(x))
 
 
 def test_ranks_calling_other_histograms_are_told(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,10 +159,10 @@ def test_builders_send_device_arrays_to_the_device(numpy_as_cupy: None) -> None:
     x = np.random.default_rng(5).standard_normal(3000)
     a = _cupy_array(x)
     assert device.device_library(a) == "cupy"
-    _same_legacy(builders.tensorboardx_histogram("w", a, 30, None), H.binned_histogram(x, 30))
+    assert_same_legacy(builders.tensorboardx_histogram("w", a, 30, None), H.binned_histogram(x, 30))
     # quantile rules are computed on the host
     got = builders.tensorboardx_histogram("w", a, "fd", None)
-    _same_legacy(got, H.binned_histogram(x, "fd"))
+    assert_same_legacy(got, H.binned_histogram(x, "fd"))
     value, _ = builders.tf1_histogram_value("w", a)
     want, _ = builders.tf1_histogram_value("w", x)
     got_histo = proto.Summary.Value.FromString(value).histo
