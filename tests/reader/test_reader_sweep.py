@@ -184,6 +184,22 @@ def test_to_pandas_has_categorical_run_and_tag_columns(sweep: Path) -> None:
     assert list(empty.columns) == ["run", "tag", "step", "value", "wall_time"] and not len(empty)
 
 
+def test_to_pandas_columns_cross_chunks(sweep: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parts copied into chunks as they come: with chunks of 7 rows every part crosses one."""
+    pytest.importorskip("pandas")
+    from npsummary.reader import _tables
+
+    whole = reader.to_pandas(sweep)
+    monkeypatch.setattr(_tables._Column, "_CHUNK_BYTES", 7 * 8)
+    small = reader.to_pandas(sweep)
+    assert small.equals(whole) and len(whole) > 7
+    column = _tables._Column(np.int64)
+    for part in (np.arange(3), np.arange(0), np.arange(7, 20)):
+        column.extend(part)
+    assert column.join().tolist() == [0, 1, 2, *range(7, 20)] and not column.chunks
+    assert _tables._Column(np.float64).join().dtype == np.float64
+
+
 def test_iter_batches_and_to_parquet_equal_to_arrow(sweep: Path, tmp_path: Path) -> None:
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")

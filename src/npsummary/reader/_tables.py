@@ -170,6 +170,49 @@ def _concatenate(parts: list[Any]) -> Any:
     return out
 
 
+class _Column:
+    """A numeric column built from many small parts without holding them: each part is copied
+    into chunks of ``_CHUNK_BYTES`` as it comes (the part can then be freed), and :meth:`join`
+    copies the chunks into one array, freeing each once copied. Chunks that large are mapped
+    memory of their own, which the C library returns to the system when freed; a list of a
+    sweep's small per-run arrays would stay in the heap after the join, doubling the peak."""
+
+    _CHUNK_BYTES = 64 << 20  # above glibc's largest dynamic mmap threshold (32 MiB)
+
+    def __init__(self, dtype: Any) -> None:
+        self.dtype = np.dtype(dtype)
+        self.chunk_rows = self._CHUNK_BYTES // self.dtype.itemsize
+        self.chunks: list[np.ndarray] = []
+        self.filled = self.chunk_rows  # rows used in the last chunk (none yet: "full")
+
+    def extend(self, part: np.ndarray) -> None:
+        at = 0
+        while at < part.size:
+            if self.filled == self.chunk_rows:
+                self.chunks.append(np.empty(self.chunk_rows, self.dtype))
+                self.filled = 0
+            take = min(part.size - at, self.chunk_rows - self.filled)
+            self.chunks[-1][self.filled : self.filled + take] = part[at : at + take]
+            self.filled += take
+            at += take
+
+    def join(self) -> np.ndarray:
+        """The column (the chunks are emptied)."""
+        if not self.chunks:
+            return np.zeros(0, self.dtype)
+        total = (len(self.chunks) - 1) * self.chunk_rows + self.filled
+        out = np.empty(total, self.dtype)
+        at = 0
+        self.chunks.reverse()
+        while self.chunks:
+            chunk = self.chunks.pop()
+            rows = min(self.chunk_rows, total - at)
+            out[at : at + rows] = chunk[:rows]
+            at += rows
+            del chunk
+        return out
+
+
 def to_pandas(
     logdir: PathLike,
     kind: str = "scalars",
@@ -194,16 +237,23 @@ def to_pandas(
     if kind == "hparams":
         return pd.DataFrame(columns(logdir, kind, runs=runs, tags=tags, workers=workers))
     names = ("step", "value", "wall_time")
-    parts: dict[str, list[Any]] = {name: [] for name in names}
+    numeric = kind == "scalars"
+    parts: dict[str, Any] = {
+        "step": _Column(np.int64),
+        "value": _Column(np.float64) if numeric else [],
+        "wall_time": _Column(np.float64),
+    }
     keys: list[tuple[str, str, int]] = []  # (run, tag, rows) of each series, in order
     for run in iter_runs(logdir, kinds=(kind,), runs=runs, tags=tags, workers=workers):
         found: dict[tuple[str, str], Any] = getattr(run, kind)
-        if not found:
-            continue
         keys += [(r, t, len(series)) for (r, t), series in found.items()]
-        cols = _columns(run, kind)
-        for name in names:
-            parts[name].append(cols[name])
+        for series in found.values():
+            parts["step"].extend(series.steps)
+            parts["wall_time"].extend(series.wall_times)
+            if numeric:
+                parts["value"].extend(series.values)
+            else:
+                parts["value"].extend(_payload(kind, series))
     run_names = sorted({k[0] for k in keys})
     tag_names = sorted({k[1] for k in keys})
     run_id = {name: i for i, name in enumerate(run_names)}
@@ -219,13 +269,9 @@ def to_pandas(
             categories=tag_names,
         ),
     }
-    for name in names:  # one column at a time: its parts are freed as the next is joined
-        if parts[name]:
-            data[name] = _concatenate(parts[name])
-        elif name == "value" and kind != "scalars":
-            data[name] = []
-        else:
-            data[name] = np.zeros(0, np.int64 if name == "step" else np.float64)
+    for name in names:  # one column at a time: its chunks are freed as they are copied
+        part = parts.pop(name)
+        data[name] = part.join() if isinstance(part, _Column) else part
     frame = pd.DataFrame(
         {n: data[n] for n in ("run", "tag", "step", "value", "wall_time")}, copy=False
     )
