@@ -8,7 +8,8 @@ and local-10k, run folders run-00000... each written by npsummary's SummaryWrite
 tags x 1,000 steps (add_scalar) and a 1,000-value histogram every 100 steps (242 KB per run).
 
 Side by side, in one run, each measurement in a child process of its own (wall and CPU time of
-the call, and the child's ru_maxrss as its peak memory):
+the call, and the child's ru_maxrss as its peak memory; for ``reader.scalars`` the CPU time
+includes its worker processes', and their peak is given beside the child's):
 
 - ``reader.scalars`` on each size, against TensorBoard's Rust data server (the binary of
   tensorboard-data-server, started with the arguments TensorBoard's ``--load_fast=true`` gives
@@ -123,8 +124,19 @@ def child(what: str, logdir: str) -> dict[str, Any]:
     from npsummary import reader
 
     if what == "scalars":
+        from bench_sweep_read import _Workers  # the reader's workers are the forkserver's
+
+        pool = _Workers()
         out, wall, cpu = _timed(lambda: reader.scalars(logdir))
-        return {"wall": wall, "cpu": cpu, "scalars": _count(out), "peak_mb": _peak_mb()}
+        workers_cpu = pool.cpu_s()
+        return {
+            "wall": wall,
+            "cpu": cpu + workers_cpu,
+            "workers_cpu": workers_cpu,
+            "scalars": _count(out),
+            "peak_mb": _peak_mb(),
+            "worker_peak_mb": pool.peak_mb,
+        }
     if what == "to_pandas":
         out, wall, cpu = _timed(lambda: reader.to_pandas(logdir))
         rows = len(out)
@@ -287,10 +299,12 @@ def main() -> None:
         ours = _in_child("scalars", logdir)
         assert ours["scalars"] == want, ours
         print(
-            f"{size} runs, reader.scalars: {ours['wall']:.1f} s wall, {ours['cpu']:.1f} CPU s, "
-            f"peak {ours['peak_mb']:.0f} MB | Rust data server: {rust['wall']:.1f} s wall, "
-            f"{rust['cpu']:.1f} CPU s, peak {rust['peak_mb']:.0f} MB | ratio "
-            f"{ours['wall'] / rust['wall']:.2f}x wall, {ours['cpu'] / rust['cpu']:.2f}x CPU",
+            f"{size} runs, reader.scalars: {ours['wall']:.1f} s wall, {ours['cpu']:.1f} CPU s "
+            f"({ours['workers_cpu']:.1f} in workers), peak {ours['peak_mb']:.0f} MB (+ "
+            f"{ours['worker_peak_mb']:.0f} MB per worker) | Rust data server: "
+            f"{rust['wall']:.1f} s wall, {rust['cpu']:.1f} CPU s, peak {rust['peak_mb']:.0f} MB "
+            f"| ratio {ours['wall'] / rust['wall']:.2f}x wall, "
+            f"{ours['cpu'] / rust['cpu']:.2f}x CPU",
             flush=True,
         )
         if size == "1k" and not args.no_tbparse:
