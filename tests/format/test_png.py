@@ -268,17 +268,22 @@ def test_ihdr_fields() -> None:
         assert struct.unpack(">IIBBBBB", payload) == (5, 3, 8, ctype, 0, 0, 0)
 
 
-def test_paeth_matches_definition_exhaustively() -> None:
+@pytest.mark.parametrize("by_table", [False, True], ids=["arithmetic", "table"])
+def test_paeth_matches_definition_exhaustively(by_table: bool) -> None:
     ab = np.indices((256, 256), dtype=np.uint8).reshape(2, -1)
     a, b = ab[0], ab[1]
     up_left = np.stack([b, a])
     x = np.zeros_like(a)
     work = np.empty((4, a.size), np.uint8)
     masks, same = np.empty((3, a.size), np.bool_), np.empty(a.size, np.bool_)
+    differences, index = np.empty((2, a.size), np.int16), np.empty(a.size, np.int32)
     out = np.empty_like(a)
     for c_value in range(256):
         c = np.full_like(a, c_value)
-        _png._paeth(x, up_left, c, work, masks, same, out)
+        if by_table:
+            _png._paeth_by_table(x, up_left, c, differences, index, out)
+        else:
+            _png._paeth(x, up_left, c, work, masks, same, out)
         predicted = (-out.astype(np.int32)) % 256
         np.testing.assert_array_equal(predicted, paeth_predictor(a, b, c), err_msg=str(c_value))
 

@@ -12,11 +12,12 @@ to its ``optimize`` option). The four filters and their costs are computed vecto
 of rows of about 128 KiB with uint8 arithmetic only, in one buffer laid out as the output stream
 (filter byte, scanline) that holds the row above, the block's scanlines (its None candidates) and
 its Up, Sub and Paeth candidates: x, a, b and c are shifts of that flat buffer, so every step is
-one NumPy call on contiguous data whatever the row width (Paeth takes 16), and the choice is one
-``take``. The temporaries are a few cache-sized buffers whatever the image size (the two-part
-deflate below also holds the filtered data, at most 4 MiB). A thread keeps the buffers of its
-last image of up to 64 KiB of filtered data for the next image of that shape (setting them up
-is ~15 % of a small image's encode); they never hold the caller's array after an encode.
+one NumPy call on contiguous data whatever the row width (Paeth takes 16, or 6 through a table on
+blocks of up to 6 KiB, where the calls are the cost), and the choice is one ``take``. The
+temporaries are a few cache-sized buffers whatever the image size (the two-part deflate below
+also holds the filtered data, at most 4 MiB). A thread keeps the buffers of its last image of up
+to 64 KiB of filtered data for the next image of that shape (setting them up is ~15 % of a small
+image's encode); they never hold the caller's array after an encode.
 
 Compression is Pillow's: one zlib stream at level 6, memory level 9, strategy Z_FILTERED (matches
 shorter than 6 bytes are coded as literals, which suits filter residuals), so with the same zlib
@@ -82,6 +83,8 @@ _PROBE_STRIPS = 8
 _PROBE_MIN_BYTES = 1 << 14
 _PROBE_MAX_BYTES = 1 << 16
 _MIN_MATCH_GAIN = 0.02
+_PAETH_TABLE_SPAN = 6 << 10  # blocks up to this many bytes take Paeth from a table (measured)
+_PAETH_DELTAS: np.ndarray | None = None  # that table, built on first use (see _paeth_deltas)
 
 
 def encode_png(pixels: np.ndarray, *, compress_level: int | None = None) -> bytes:
@@ -376,6 +379,8 @@ class _RowFilter:
             costs,
             self.out[:span].reshape(n, pitch),
             np.arange(n, dtype=np.intp),
+            scratch[: 4 * span].view(np.int16).reshape(2, span),  # small blocks' Paeth
+            scratch[4 * span : 8 * span].view(np.int32),
         )
         self.views[n] = views
         return views
@@ -402,7 +407,7 @@ class _RowFilter:
         n = stop - start
         views = self.views.get(n) or self._views(n)
         x, c, up_left, candidates, work, masks, same, regions = views[:8]
-        magnitude, magnitude_rows, costs, out, row_index = views[8:]
+        magnitude, magnitude_rows, costs, out, row_index, differences, index = views[8:]
         if start:
             self.row0_is_zero = False  # first: an interrupted copy must not leave it True
             self.pixels[: n + 1] = self.image[start - 1 : stop]
@@ -413,7 +418,10 @@ class _RowFilter:
             self.pixels[1 : n + 1] = self.image[:stop]
 
         np.subtract(x, up_left, candidates[1:3])  # Up, Sub
-        _paeth(x, up_left, c, work, masks, same, candidates[3])
+        if x.size <= _PAETH_TABLE_SPAN:
+            _paeth_by_table(x, up_left, c, differences, index, candidates[3])
+        else:
+            _paeth(x, up_left, c, work, masks, same, candidates[3])
         if self.bpp > 1:  # left of the scanline a = c = 0: Sub is x and Paeth is Up
             np.copyto(regions[2:4, :, 1 : self.bpp], regions[0:2, :, 1 : self.bpp])
         regions[1:, :, 0] = _FILTER_BYTES[1:, None]
@@ -429,6 +437,41 @@ class _RowFilter:
         choice += row_index
         taken: np.ndarray = self.rows[1:].take(choice, axis=0, out=out, mode="clip")
         return taken
+
+
+def _paeth_deltas() -> np.ndarray:
+    """Paeth's predictor minus c, mod 256, at ``(b - c) * 511 + (a - c) + 130560``: the choice
+    depends on the two differences only (see :func:`_paeth`), each in -255..255."""
+    global _PAETH_DELTAS
+    if _PAETH_DELTAS is None:
+        up = np.arange(-255, 256)[:, None]  # b - c
+        left = np.arange(-255, 256)[None, :]  # a - c
+        pa, pb, pc = np.abs(up), np.abs(left), np.abs(up + left)
+        take_a = (pa <= pb) & (pa <= pc)
+        take_b = ~take_a & (pb <= pc)
+        delta = np.where(take_a, left, np.where(take_b, up, 0))
+        _PAETH_DELTAS = (delta.reshape(-1) % 256).astype(np.uint8)  # one assignment: thread-safe
+    return _PAETH_DELTAS
+
+
+def _paeth_by_table(
+    x: np.ndarray,
+    up_left: np.ndarray,
+    c: np.ndarray,
+    differences: np.ndarray,
+    index: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """:func:`_paeth`'s residuals in 6 NumPy calls instead of 16, through a 255 KiB table
+    (:func:`_paeth_deltas`); faster on small blocks only, where the calls are the cost (a
+    gather per byte is slower than the arithmetic past a few KiB). ``differences`` int16
+    [2, N] and ``index`` int32 [N] are scratch."""
+    np.subtract(up_left, c, out=differences, dtype=np.int16)  # [b - c; a - c]
+    np.multiply(differences[0], 511, out=index, dtype=np.int32)
+    np.add(index, differences[1], out=index)
+    index += 130560
+    np.subtract(x, c, out)
+    np.subtract(out, _paeth_deltas()[index], out)
 
 
 def _paeth(
