@@ -273,3 +273,35 @@ def test_a_url_logdir_grows_and_gains_segments() -> None:
     _same(live.load(), reader.load(root))
     assert live.scalars()[("run", "x")].steps.tolist() == [1, 2, 3, 4]
     fs.rm(root, recursive=True)
+
+
+def test_clean_tails_are_framed_at_once_and_earlier_series_stay_as_returned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tails that are whole records are framed in one pass (no walk); series grow in place
+    behind views, and a series returned earlier keeps its values when later ones grow."""
+    from npsummary.reader import _live
+
+    paths = []
+    for r in range(4):
+        (tmp_path / f"r{r}").mkdir()
+        paths.append(tmp_path / f"r{r}" / "events.out.tfevents.1.h")
+        paths[-1].write_bytes(b"".join(_event(s, value=s + r) for s in range(40)))
+    live = reader.Reader(tmp_path)
+    kept = [(live.scalars(), {k: s.values.copy() for k, s in live.scalars().items()})]
+
+    def no_walk(*args: Any) -> Any:
+        raise AssertionError("clean tails were walked record by record")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_live, "_walk_tails", no_walk)
+        for cycle in range(1, 6):
+            for r, path in enumerate(paths[: 2 + cycle % 3]):
+                steps = range(40 * cycle, 40 * cycle + 7 * (r + 1))
+                _append(path, b"".join(_event(s, value=-s - r) for s in steps))
+            got = live.scalars()
+            kept.append((got, {k: s.values.copy() for k, s in got.items()}))
+            _same(live.load(), reader.load(tmp_path))
+    for series, values in kept:
+        for key, s in series.items():
+            np.testing.assert_array_equal(s.values, values[key])

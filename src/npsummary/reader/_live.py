@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .._common.convert import check_flag, check_int
 from .._format.pngread import MAX_IMAGE_PIXELS
@@ -27,15 +28,17 @@ from ._crc import length_crc_ok
 from ._discover import Run, compile_filter
 from ._fastscalar import FastScalars, match_scalars
 from ._framing import (
+    _HEADER,
     CHUNK,
     ReadStats,
     RecordBatch,
+    _scan,
     payload_ok,
     read_batches,
     skip_to,
 )
 from ._io import FileSystem, filesystem_for
-from ._load import RunData, _Collector
+from ._load import RunData, _Collector, _ScalarParts
 from ._logdata import Logdata, _hparams, _series
 from ._series import (
     AudioSeries,
@@ -93,6 +96,41 @@ def _guard_in(batch: RecordBatch | None, end: int) -> bytes:
     return batch.buf[lo:hi] if lo >= 0 and hi <= len(batch.buf) else b""
 
 
+IntArray = npt.NDArray[np.int64]
+_NONE = np.zeros(0, np.int64)
+
+
+def _fields(parts: _ScalarParts) -> tuple[list[np.ndarray], ...]:
+    return parts.seq, parts.steps, parts.walls, parts.values
+
+
+class _GrowingScalars:
+    """A tag's steps, wall times and values with room to grow: a refresh writes the new values
+    after the old ones in place (doubling the room when full), and each series is a view of the
+    first ``size``, so a refresh copies what is new, not the whole series. A series handed out
+    before keeps its view, whose bytes are never written again."""
+
+    def __init__(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
+        self.arrays = [steps, walls, values]
+        self.size = steps.size
+
+    def append(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
+        need = self.size + steps.size
+        if need > self.arrays[0].size:
+            room = max(need, 2 * self.size)
+            for i, old in enumerate(self.arrays):
+                bigger = np.empty(room, old.dtype)
+                bigger[: self.size] = old[: self.size]
+                self.arrays[i] = bigger
+        for array, new in zip(self.arrays, (steps, walls, values), strict=True):
+            array[self.size : need] = new
+        self.size = need
+
+    def series(self) -> ScalarSeries:
+        steps, walls, values = (array[: self.size] for array in self.arrays)
+        return ScalarSeries(steps, walls, values)
+
+
 class _Rewritten(Exception):
     """A file read before was rewritten: its run is read again from the start."""
 
@@ -107,6 +145,7 @@ class _Run:
         self.broken = False  # a read of it raised part way: read it again from the start
         # (kind, tag) -> (parts or items read when it was shaped, the series)
         self.series: dict[tuple[str, str], tuple[int, Any]] = {}
+        self.scalars: dict[str, _GrowingScalars] = {}  # each scalar tag's arrays, shaped
 
     def extends(self, fs: FileSystem, paths: tuple[str, ...], identity: Any) -> bool:
         """Whether ``paths`` are the files read so far, the last one perhaps grown, plus new
@@ -163,11 +202,17 @@ class _Run:
         for tag in sorted(data.scalars):
             parts = data.scalars[tag]
             known = self.series.get(("scalars", tag))
-            if known is None or known[0] != len(parts.seq):
-                steps, walls, values = data.scalar_arrays(tag)
-                parts.seq = [np.arange(steps.size)]  # only their order matters from now on
-                parts.steps, parts.walls, parts.values = [steps], [walls], [values]
-                self.series[("scalars", tag)] = (1, ScalarSeries(steps, walls, values))
+            if known is not None and known[0] == len(parts.seq):
+                continue
+            grown = self.scalars.get(tag)
+            if grown is None:
+                grown = self.scalars[tag] = _GrowingScalars(*data.scalar_arrays(tag))
+            else:  # parts[0] stands for what was shaped before: every later record follows it
+                new = RunData(data.name, {tag: _ScalarParts(*(x[1:] for x in _fields(parts)))})
+                grown.append(*new.scalar_arrays(tag))
+            # Only the order of the parts matters from now on: one empty stand-in for the old.
+            parts.seq, parts.steps, parts.walls, parts.values = [_NONE], [_NONE], [_NONE], [_NONE]
+            self.series[("scalars", tag)] = (1, grown.series())
         for kind, tag in sorted(data.items):
             items = data.items[(kind, tag)]
             known = self.series.get((kind, tag))
@@ -206,6 +251,61 @@ def _subset(fast: FastScalars, lo: int, hi: int) -> FastScalars:
     )
 
 
+def _chained(buf: bytes, tails: list[_Tail]) -> tuple[IntArray, IntArray] | None:
+    """Payload starts and ends of the joined tails (each a whole number of records; their
+    length CRCs checked), framed at once, when ``buf`` is one clean chain of records with one
+    starting at every tail's first byte; else None (a torn tail, corruption: walk them)."""
+    scan = _scan(buf, final=True)
+    if scan.corrupt or scan.consumed != len(buf) or not scan.records.size:
+        return None
+    heads = scan.records
+    at = np.array([t.at for t in tails], np.int64)
+    first = np.searchsorted(heads, at)
+    if (first >= heads.size).any() or not np.array_equal(heads[first], at):
+        return None
+    bounds = [*first.tolist(), int(heads.size)]
+    for i, t in enumerate(tails):
+        t.records, t.done = (bounds[i], bounds[i + 1]), t.size
+    begin = heads + _HEADER
+    return begin, begin + scan.lengths
+
+
+def _walk_tails(
+    buf: bytes, tails: list[_Tail], others: list[_Tail]
+) -> tuple[list[_Tail], IntArray, IntArray, npt.NDArray[np.bool_]]:
+    """Follow each tail's chain of headers (their length CRCs checked at once after); the
+    tails whose bytes are not records up to a torn end go to ``others``. Returns the framed
+    tails, the payloads' starts and ends, and whether each record's length CRC checks."""
+    starts: list[int] = []
+    lengths: list[int] = []
+    crcs: list[int] = []
+    framed: list[_Tail] = []
+    for t in tails:
+        end, p, first = t.at + t.size - t.file.done, t.at, len(starts)
+        while end - p >= 12:
+            length, high, crc = _HEAD.unpack_from(buf, p)
+            if high or p + 16 + length > end:  # no header here, or a torn tail
+                break
+            starts.append(p + 12)
+            lengths.append(length)
+            crcs.append(crc)
+            p += 16 + length
+        if end - p >= 12:  # a corrupt header, or a record cut past its header: the general path
+            del starts[first:], lengths[first:], crcs[first:]
+            others.append(t)
+            continue
+        t.records, t.done = (first, len(starts)), t.file.done + p - t.at
+        framed.append(t)
+    sizes = np.array(lengths, np.uint32)
+    begin = np.array(starts, np.int64)
+    return (
+        framed,
+        begin,
+        begin + sizes.astype(np.int64),
+        length_crc_ok(sizes, np.array(crcs, np.uint32)),
+    )
+
+
 def _read_tails(fs: FileSystem, tails: list[_Tail], checked: Any) -> list[_Tail]:
     """Read the tails of many runs' last files at once: their bytes joined in one buffer,
     framed, CRC-checked and bulk-decoded in one pass each, then filed run by run. Tails that
@@ -229,32 +329,13 @@ def _read_tails(fs: FileSystem, tails: list[_Tail], checked: Any) -> list[_Tail]
         at += t.size - f.done
         ready.append(t)
     buf = b"".join(parts)
-    # Follow each tail's chain of headers; their length CRCs are checked at once after.
-    starts: list[int] = []
-    lengths: list[int] = []
-    crcs: list[int] = []
-    framed: list[_Tail] = []
-    for t in ready:
-        end, p, first = t.at + t.size - t.file.done, t.at, len(starts)
-        while end - p >= 12:
-            length, high, crc = _HEAD.unpack_from(buf, p)
-            if high or p + 16 + length > end:  # no header here, or a torn tail
-                break
-            starts.append(p + 12)
-            lengths.append(length)
-            crcs.append(crc)
-            p += 16 + length
-        if end - p >= 12:  # a corrupt header, or a record cut past its header: the general path
-            del starts[first:], lengths[first:], crcs[first:]
-            others.append(t)
-            continue
-        t.records, t.done = (first, len(starts)), t.file.done + p - t.at
-        framed.append(t)
-    sizes = np.array(lengths, np.uint32)
-    begin = np.array(starts, np.int64)
-    stop = begin + sizes.astype(np.int64)
-    ok = length_crc_ok(sizes, np.array(crcs, np.uint32))
-    ok &= payload_ok(buf, begin, stop) if starts else ok
+    chained = _chained(buf, ready)
+    if chained is not None:
+        framed, begin, stop = ready, *chained
+        ok = payload_ok(buf, begin, stop)
+    else:
+        framed, begin, stop, ok = _walk_tails(buf, ready, others)
+        ok &= payload_ok(buf, begin, stop) if begin.size else ok
     good: list[_Tail] = []
     for t in framed:
         if ok[t.records[0] : t.records[1]].all():
