@@ -179,33 +179,51 @@ class _Collector:
         if len(fast.tags) <= 1 << 16:
             group = group.astype(np.uint16)  # a stable sort of 16-bit keys is a radix sort
         order = np.argsort(group, kind="stable")
-        bounds = np.concatenate(([0], np.cumsum(np.bincount(group, minlength=len(fast.tags)))))
-        for g, (tag, meta) in enumerate(zip(fast.tags, fast.metadata, strict=True)):
-            sel = order[bounds[g] : bounds[g + 1]]
-            if not sel.size:
+        counts = np.bincount(group, minlength=len(fast.tags)).tolist()
+        kept: list[tuple[str, int, int]] = []  # (tag, rows lo .. hi of order)
+        hi = 0
+        for count, tag, meta in zip(counts, fast.tags, fast.metadata, strict=True):
+            lo, hi = hi, hi + count
+            if not count:
                 continue  # the group failed its check: its records stay on the general path
             try:
                 md = None if meta is None else proto.SummaryMetadata.FromString(meta)
             except Exception:  # corrupt metadata: the general path counts these records
-                back.append(fast.index[sel])
+                back.append(fast.index[order[lo:hi]])
                 continue
             if md is not None and not md.HasField("plugin_data"):
                 md = None
             earlier = first_seen.get(tag)
-            if earlier is not None and earlier[0] < int(fast.index[sel[0]]):
+            if earlier is not None and earlier[0] < int(fast.index[order[lo]]):
                 self.plugin(tag, earlier[1])
             plugin = self.plugin(tag, md)
             if kind_of("simple_value" if meta is None else "tensor", plugin) != "scalars":
-                back.append(fast.index[sel])
+                back.append(fast.index[order[lo:hi]])
                 continue
-            if "scalars" not in self.kinds or not self.wanted(tag):
-                continue
-            parts = self.run.scalars.setdefault(tag, _ScalarParts())
-            parts.seq.append(fast.index[sel] + self.seq)
-            parts.steps.append(fast.steps[sel])
-            parts.walls.append(fast.wall_times[sel])
-            parts.values.append(fast.values[sel])
+            if "scalars" in self.kinds and self.wanted(tag):
+                kept.append((tag, lo, hi))
+        columns = (fast.index, fast.steps, fast.wall_times, fast.values)
+        if sum(hi - lo for _, lo, hi in kept) == order.size:
+            # Every row is kept: gather each column once in group order; the parts are views.
+            whole = [column[order] for column in columns]
+            whole[0] += self.seq
+            for tag, lo, hi in kept:
+                self._keep(tag, *(column[lo:hi] for column in whole))
+        else:  # views would hold the rows left out: each part gets its own arrays
+            for tag, lo, hi in kept:
+                sel = order[lo:hi]
+                index, steps, walls, values = (column[sel] for column in columns)
+                self._keep(tag, index + self.seq, steps, walls, values)
         return np.sort(np.concatenate(back)) if back else np.zeros(0, np.int64)
+
+    def _keep(
+        self, tag: str, seq: np.ndarray, steps: np.ndarray, walls: np.ndarray, values: np.ndarray
+    ) -> None:
+        parts = self.run.scalars.setdefault(tag, _ScalarParts())
+        parts.seq.append(seq)
+        parts.steps.append(steps)
+        parts.walls.append(walls)
+        parts.values.append(values)
 
     def _value(self, value: Any, seq: int, step: int, wall: float, path: str, offset: int) -> None:
         tag = value.tag
