@@ -154,6 +154,7 @@ class _Run:
         # (kind, tag) -> (parts or items read when it was shaped, the series)
         self.series: dict[tuple[str, str], tuple[int, Any]] = {}
         self.scalars: dict[str, _GrowingScalars] = {}  # each scalar tag's arrays, shaped
+        self.last_size: int | None = None  # the last file's size, as :meth:`extends` saw it
 
     def extends(self, fs: FileSystem, paths: tuple[str, ...], identity: Any) -> bool:
         """Whether ``paths`` are the files read so far, the last one perhaps grown, plus new
@@ -161,17 +162,20 @@ class _Run:
         if self.broken or paths[: len(self.files)] != tuple(f.path for f in self.files):
             return False
         last = len(self.files) - 1
+        self.last_size = None
         for i, f in enumerate(self.files):
             size = fs.size(f.path)
             if size < f.size or identity(f.path) != f.identity or (size > f.size and i < last):
                 return False
+            self.last_size = size
         return True
 
     def only_grown(self, fs: FileSystem, paths: tuple[str, ...]) -> int | None:
-        """The new size of the last file when that is all that changed (after :meth:`extends`)."""
+        """The new size of the last file when that is all that changed (after :meth:`extends`,
+        whose size of it serves)."""
         if len(paths) != len(self.files) or not self.files or not self.files[-1].size:
             return None
-        size = fs.size(paths[-1])
+        size = fs.size(paths[-1]) if self.last_size is None else self.last_size
         return size if 0 < size - self.files[-1].size <= CHUNK else None
 
     def read(self, fs: FileSystem, paths: tuple[str, ...], identity: Any, strict: bool) -> None:
