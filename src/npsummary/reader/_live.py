@@ -100,10 +100,6 @@ IntArray = npt.NDArray[np.int64]
 _NONE = np.zeros(0, np.int64)
 
 
-def _fields(parts: _ScalarParts) -> tuple[list[np.ndarray], ...]:
-    return parts.seq, parts.steps, parts.walls, parts.values
-
-
 class _GrowingScalars:
     """A tag's steps, wall times and values with room to grow: a refresh writes the new values
     after the old ones in place (doubling the room when full), and each series is a view of the
@@ -162,12 +158,12 @@ class _Run:
         if self.broken or paths[: len(self.files)] != tuple(f.path for f in self.files):
             return False
         last = len(self.files) - 1
-        self.last_size = None
+        size = None
         for i, f in enumerate(self.files):
             size = fs.size(f.path)
             if size < f.size or identity(f.path) != f.identity or (size > f.size and i < last):
                 return False
-            self.last_size = size
+        self.last_size = size
         return True
 
     def only_grown(self, fs: FileSystem, paths: tuple[str, ...]) -> int | None:
@@ -220,8 +216,10 @@ class _Run:
             if grown is None:
                 grown = self.scalars[tag] = _GrowingScalars(*data.scalar_arrays(tag))
             else:  # parts[0] stands for what was shaped before: every later record follows it
-                new = RunData(data.name, {tag: _ScalarParts(*(x[1:] for x in _fields(parts)))})
-                grown.append(*new.scalar_arrays(tag))
+                new = _ScalarParts(
+                    parts.seq[1:], parts.steps[1:], parts.walls[1:], parts.values[1:]
+                )
+                grown.append(*new.arrays())
             # Only the order of the parts matters from now on: one empty stand-in for the old.
             parts.seq, parts.steps, parts.walls, parts.values = [_NONE], [_NONE], [_NONE], [_NONE]
             self.series[("scalars", tag)] = (1, grown.series())

@@ -34,6 +34,21 @@ class _ScalarParts:
     walls: list[np.ndarray] = field(default_factory=list)
     values: list[np.ndarray] = field(default_factory=list)
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Steps, wall times and values in record order: the parts joined."""
+        if not self.seq:  # finished: one part each, in file order
+            return self.steps[0], self.walls[0], self.values[0]
+        if len(self.seq) == 1:
+            seq, steps, walls, values = self.seq[0], self.steps[0], self.walls[0], self.values[0]
+        else:
+            seq, steps, walls, values = (
+                np.concatenate(x) for x in (self.seq, self.steps, self.walls, self.values)
+            )
+        if seq.size > 1 and not (seq[1:] > seq[:-1]).all():
+            order = np.argsort(seq, kind="stable")
+            steps, walls, values = steps[order], walls[order], values[order]
+        return steps, walls, values
+
 
 @dataclass
 class RunData:
@@ -46,28 +61,7 @@ class RunData:
     plugins: dict[str, tuple[str, bytes]] = field(default_factory=dict)
 
     def scalar_arrays(self, tag: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        parts = self.scalars[tag]
-        if not parts.seq:  # finished: one part each, in file order
-            return parts.steps[0], parts.walls[0], parts.values[0]
-        if len(parts.seq) == 1:
-            seq, steps, walls, values = (
-                parts.seq[0],
-                parts.steps[0],
-                parts.walls[0],
-                parts.values[0],
-            )
-            if seq.size > 1 and not (seq[1:] > seq[:-1]).all():
-                order = np.argsort(seq, kind="stable")
-                steps, walls, values = steps[order], walls[order], values[order]
-            return steps, walls, values
-        seq = np.concatenate(parts.seq)
-        steps = np.concatenate(parts.steps)
-        walls = np.concatenate(parts.walls)
-        values = np.concatenate(parts.values)
-        if seq.size > 1 and not (seq[1:] > seq[:-1]).all():
-            order = np.argsort(seq, kind="stable")
-            steps, walls, values = steps[order], walls[order], values[order]
-        return steps, walls, values
+        return self.scalars[tag].arrays()
 
     def finish(self) -> None:
         """Join each tag's parts into its final arrays (and drop the sequence numbers): a run
