@@ -41,6 +41,7 @@ __all__ = [
     "payload_ok",
     "raw_crcs",
     "read_batches",
+    "segment_records",
     "skip_to",
     "stored_crcs",
 ]
@@ -214,6 +215,25 @@ def _scan(buf: bytes, final: bool) -> _Scan:
     pos, lens = _headers(buf)
     chain = _one_chain(n, pos, lens)
     return chain if chain is not None else _walk(n, pos, lens, final)
+
+
+def segment_records(buf: bytes, offsets: IntArray) -> tuple[IntArray, IntArray, IntArray] | None:
+    """Payload starts and ends of the records of ``buf``, pieces end to end (``offsets``: where
+    each begins, ascending, then ``len(buf)``), and the first record of each piece, when
+    ``buf`` is one chain of whole records with a length CRC that checks and a record beginning
+    at every non-empty piece's first byte (so no record crosses into the next piece); else
+    None. Payload CRCs are left to the caller."""
+    scan = _scan(buf, final=True)
+    if scan.corrupt or scan.consumed != len(buf) or not scan.records.size:
+        return None
+    heads = scan.records
+    first = np.searchsorted(heads, offsets)
+    filled = offsets[1:] > offsets[:-1]
+    at = first[:-1][filled]
+    if (at >= heads.size).any() or not np.array_equal(heads[at], offsets[:-1][filled]):
+        return None
+    starts = heads + _HEADER
+    return starts, starts + scan.lengths, first
 
 
 def _walk(n: int, pos: IntArray, lens: IntArray, final: bool) -> _Scan:

@@ -28,13 +28,12 @@ from ._crc import length_crc_ok
 from ._discover import Run, compile_filter
 from ._fastscalar import FastScalars, match_scalars
 from ._framing import (
-    _HEADER,
     CHUNK,
     ReadStats,
     RecordBatch,
-    _scan,
     payload_ok,
     read_batches,
+    segment_records,
     skip_to,
 )
 from ._io import FileSystem, filesystem_for
@@ -262,22 +261,17 @@ def _subset(fast: FastScalars, lo: int, hi: int) -> FastScalars:
 
 
 def _chained(buf: bytes, tails: list[_Tail]) -> tuple[IntArray, IntArray] | None:
-    """Payload starts and ends of the joined tails (each a whole number of records; their
-    length CRCs checked), framed at once, when ``buf`` is one clean chain of records with one
-    starting at every tail's first byte; else None (a torn tail, corruption: walk them)."""
-    scan = _scan(buf, final=True)
-    if scan.corrupt or scan.consumed != len(buf) or not scan.records.size:
+    """Payload starts and ends of the joined tails, framed at once, when each is a whole
+    number of records (:func:`~._framing.segment_records`); else None (a torn tail,
+    corruption: walk them)."""
+    records = segment_records(buf, np.array([*(t.at for t in tails), len(buf)], np.int64))
+    if records is None:
         return None
-    heads = scan.records
-    at = np.array([t.at for t in tails], np.int64)
-    first = np.searchsorted(heads, at)
-    if (first >= heads.size).any() or not np.array_equal(heads[first], at):
-        return None
-    bounds = [*first.tolist(), int(heads.size)]
+    begin, end, first = records
+    bounds = first.tolist()
     for i, t in enumerate(tails):
         t.records, t.done = (bounds[i], bounds[i + 1]), t.size
-    begin = heads + _HEADER
-    return begin, begin + scan.lengths
+    return begin, end
 
 
 def _walk_tails(

@@ -19,7 +19,7 @@ from .._format.pngread import MAX_IMAGE_PIXELS
 from .._format.record import CorruptRecordError
 from ._discover import Run
 from ._fastscalar import Checked, FastScalars, match_scalars
-from ._framing import _HEADER, ReadStats, RecordBatch, _scan, payload_ok, read_batches
+from ._framing import ReadStats, RecordBatch, payload_ok, read_batches, segment_records
 from ._io import FileSystem, LocalFileSystem
 from ._storage.sweep import open_sweep
 from ._values import KINDS, convert, decode_media, kind_of
@@ -369,22 +369,10 @@ def _read_together(
     buf = b"".join(parts)
     offsets = np.cumsum([0, *map(len, parts)])
     del parts
-    scan = _scan(buf, final=True)
-    if scan.corrupt or scan.consumed != len(buf) or not scan.records.size:
+    records = segment_records(buf, offsets)  # each file's records, each starting in its file
+    if records is None:
         return None
-    heads = scan.records
-    # Record ranges of each file; a record must start at each file's first byte and end in it.
-    first = np.searchsorted(heads, offsets)
-    inside = first[:-1] < first[1:]  # files with records
-    if not (heads[np.minimum(first[:-1], heads.size - 1)][inside] == offsets[:-1][inside]).all():
-        return None
-    ends = heads + _HEADER + scan.lengths
-    if not (ends <= np.repeat(offsets[1:], np.diff(first))).all():
-        return None
-    if (offsets[1:] > offsets[:-1])[~inside].any():  # bytes in a file but no record: not clean
-        return None
-    starts = heads + _HEADER
-    payload_ends = starts + scan.lengths
+    starts, payload_ends, first = records
     if not payload_ok(buf, starts, payload_ends).all():
         return None
     checked: Checked = {}
