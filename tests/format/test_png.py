@@ -277,11 +277,12 @@ def test_paeth_matches_definition_exhaustively(by_table: bool) -> None:
     work = np.empty((4, a.size), np.uint8)
     masks, same = np.empty((3, a.size), np.bool_), np.empty(a.size, np.bool_)
     differences, index = np.empty((2, a.size), np.int16), np.empty(a.size, np.int32)
+    gathered = differences.view(np.uint8)[0, : a.size]  # sharing their memory, as encode does
     out = np.empty_like(a)
     for c_value in range(256):
         c = np.full_like(a, c_value)
         if by_table:
-            _png._paeth_by_table(x, up_left, c, differences, index, out)
+            _png._paeth_by_table(x, up_left, c, differences, index, gathered, out)
         else:
             _png._paeth(x, up_left, c, work, masks, same, out)
         predicted = (-out.astype(np.int32)) % 256
@@ -315,15 +316,24 @@ def reference_filtered(image: np.ndarray) -> bytes:
     channels=st.integers(1, 4),
     kind=st.sampled_from(["noise", "constant", "sparse", "gradient", "extremes"]),
     block_bytes=st.sampled_from([1, 50, 200, 1 << 17]),
+    small_block=st.sampled_from([0, 1 << 30]),
     layout=st.sampled_from(["C", "CHW view", "reversed", "every other column"]),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_filter_is_the_reference_filter(
-    height: int, width: int, channels: int, kind: str, block_bytes: int, layout: str, seed: int
+    height: int,
+    width: int,
+    channels: int,
+    kind: str,
+    block_bytes: int,
+    small_block: int,
+    layout: str,
+    seed: int,
 ) -> None:
     # The filter works on flat shifted slices of one buffer, by blocks of rows: odd widths,
     # bpp 1..4, one or two rows, every block boundary (down to one row a block) and strided
-    # inputs must all give the straightforward per-row filtering.
+    # inputs must all give the straightforward per-row filtering, with the large blocks' path
+    # (Paeth by arithmetic, integer costs) and the small blocks' (by table, float32 costs).
     if kind == "extremes":  # residuals of exactly -128 and ties between the filters
         rng = np.random.default_rng(seed)
         pixels = rng.choice(
@@ -341,6 +351,7 @@ def test_filter_is_the_reference_filter(
         view = pixels
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_png, "_BLOCK_BYTES", block_bytes)
+        patch.setattr(_png, "_SMALL_BLOCK", small_block)
         filt = _png._RowFilter(view)
         got = b"".join(bytes(filt.filter(*block)) for block in filt.blocks())
         assert got == reference_filtered(pixels)

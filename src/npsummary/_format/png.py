@@ -13,7 +13,8 @@ of rows of about 128 KiB with uint8 arithmetic only, in one buffer laid out as t
 (filter byte, scanline) that holds the row above, the block's scanlines (its None candidates) and
 its Up, Sub and Paeth candidates: x, a, b and c are shifts of that flat buffer, so every step is
 one NumPy call on contiguous data whatever the row width (Paeth takes 16, or 6 through a table on
-blocks of up to 6 KiB, where the calls are the cost), and the choice is one ``take``. The
+blocks of up to 6 KiB, where the calls are the cost; there, rows of up to 128 bytes are costed in
+float32 by one matrix-vector product), and the choice is one ``take``. The
 temporaries are a few cache-sized buffers whatever the image size (the two-part deflate below
 also holds the filtered data, at most 4 MiB). A thread keeps the buffers of its last image of up
 to 64 KiB of filtered data for the next image of that shape (setting them up is ~15 % of a small
@@ -83,7 +84,8 @@ _PROBE_STRIPS = 8
 _PROBE_MIN_BYTES = 1 << 14
 _PROBE_MAX_BYTES = 1 << 16
 _MIN_MATCH_GAIN = 0.02
-_PAETH_TABLE_SPAN = 6 << 10  # blocks up to this many bytes take Paeth from a table (measured)
+_SMALL_BLOCK = 6 << 10  # blocks of up to this many bytes take Paeth from a table (measured)
+_FLOAT_COSTS_PITCH = 128  # and, with rows of up to this many bytes, float32 costs (measured)
 _PAETH_DELTAS: np.ndarray | None = None  # that table, built on first use (see _paeth_deltas)
 
 
@@ -351,38 +353,12 @@ class _RowFilter:
         )
         self.costs = np.empty(n * _CANDIDATES, self.cost_dtype)
         self.out = np.empty(n * pitch, np.uint8)
-        self.views: dict[int, tuple[np.ndarray, ...]] = {}
+        self.views: dict[int, _BlockViews] = {}
+        self.last_costs = self.costs[:0].reshape(_CANDIDATES, 0)  # [candidate, row], see filter
 
-    def _views(self, n: int) -> tuple[np.ndarray, ...]:
+    def _views(self, n: int) -> _BlockViews:
         """The arrays filter() works on for a block of ``n`` rows (built once per block size)."""
-        bpp, pitch, full = self.bpp, self.rowlen + 1, self.block_rows
-        span = n * pitch
-        body = self.buffer[bpp:]
-        regions = self.rows[1:].reshape(_CANDIDATES, full, pitch)[:, :n]
-        # b (the row above) and a (bpp bytes left) as one [2, span] array, for paired calls.
-        up_left = np.ndarray((2, span), np.uint8, self.buffer, bpp, (pitch - bpp, 1))
-        candidates = body[pitch:].reshape(_CANDIDATES, full * pitch)[:, :span]
-        scratch = self.scratch
-        magnitude = scratch[: _CANDIDATES * span].reshape(_CANDIDATES, span)
-        costs = self.costs[: _CANDIDATES * n].reshape(n, _CANDIDATES)  # one row per scanline
-        views = (
-            body[pitch : pitch + span],  # x
-            self.buffer[:span],  # c
-            up_left,
-            candidates,
-            scratch[: 4 * span].reshape(4, span),
-            scratch[4 * span : 7 * span].view(np.bool_).reshape(3, span),
-            scratch[7 * span : 8 * span].view(np.bool_),
-            regions,
-            magnitude,
-            magnitude.reshape(_CANDIDATES, n, pitch),
-            costs,
-            self.out[:span].reshape(n, pitch),
-            np.arange(n, dtype=np.intp),
-            scratch[: 4 * span].view(np.int16).reshape(2, span),  # small blocks' Paeth
-            scratch[4 * span : 8 * span].view(np.int32),
-        )
-        self.views[n] = views
+        views = self.views[n] = _BlockViews(self, n)
         return views
 
     def size(self) -> int:
@@ -393,8 +369,7 @@ class _RowFilter:
         """Mean |residual as int8| per byte of the filters chosen for ``block``, which must be
         the block last filtered."""
         n = block[1] - block[0]
-        costs = self.costs[: _CANDIDATES * n].reshape(n, _CANDIDATES)
-        return float(int(costs.min(axis=1).sum()) / (n * self.rowlen))
+        return float(int(self.last_costs.min(axis=0).sum()) / (n * self.rowlen))
 
     def blocks(self, first: int = 0, stop: int | None = None) -> list[tuple[int, int]]:
         """Row ranges of at most ``block_rows`` rows covering rows ``first:stop``."""
@@ -405,9 +380,7 @@ class _RowFilter:
     def filter(self, start: int, stop: int) -> np.ndarray:
         """Filtered scanlines ``start:stop`` (each prefixed by its filter byte), [n, W*C+1]."""
         n = stop - start
-        views = self.views.get(n) or self._views(n)
-        x, c, up_left, candidates, work, masks, same, regions = views[:8]
-        magnitude, magnitude_rows, costs, out, row_index, differences, index = views[8:]
+        v = self.views.get(n) or self._views(n)
         if start:
             self.row0_is_zero = False  # first: an interrupted copy must not leave it True
             self.pixels[: n + 1] = self.image[start - 1 : stop]
@@ -417,26 +390,79 @@ class _RowFilter:
                 self.row0_is_zero = True
             self.pixels[1 : n + 1] = self.image[:stop]
 
+        x, up_left, c, candidates = v.x, v.up_left, v.c, v.candidates
         np.subtract(x, up_left, candidates[1:3])  # Up, Sub
-        if x.size <= _PAETH_TABLE_SPAN:
-            _paeth_by_table(x, up_left, c, differences, index, candidates[3])
+        if v.small:
+            _paeth_by_table(x, up_left, c, v.differences, v.index, v.gathered, candidates[3])
         else:
-            _paeth(x, up_left, c, work, masks, same, candidates[3])
+            _paeth(x, up_left, c, v.work, v.masks, v.same, candidates[3])
         if self.bpp > 1:  # left of the scanline a = c = 0: Sub is x and Paeth is Up
-            np.copyto(regions[2:4, :, 1 : self.bpp], regions[0:2, :, 1 : self.bpp])
-        regions[1:, :, 0] = _FILTER_BYTES[1:, None]
+            np.copyto(v.regions[2:4, :, 1 : self.bpp], v.regions[0:2, :, 1 : self.bpp])
+        v.regions[1:, :, 0] = _FILTER_BYTES[1:, None]
 
-        # int8 abs(-128) wraps to -128, whose uint8 view is the right cost, 128.
-        np.abs(candidates.view(np.int8), magnitude.view(np.int8))
         # Methods and ufunc reductions rather than np.sum/np.argmin/np.take: their Python
         # wrappers are a noticeable part of a small image's encode.
-        np.add.reduce(magnitude_rows, axis=2, dtype=self.cost_dtype, out=costs.T)
-        costs -= _FILTER_BYTE_COSTS[self.cost_dtype]  # the filter bytes were summed too
-        choice = costs.argmin(axis=1)
+        if v.float_costs:
+            # |residual| as float32 (-128 included), each row summed by one matrix-vector
+            # product whose weight for the filter byte is 0: exact, every sum is an integer
+            # below 2**24, and faster than the integer reduction, whose cost is per row, on
+            # small blocks of narrow rows (0.4-0.9x its time; 0.9-1.3x on rows of 129+ bytes).
+            np.abs(v.signed_rows, v.magnitude_floats, dtype=np.float32)
+            np.dot(v.magnitudes, v.weights, out=v.sums)
+            costs = v.sums_by_candidate
+        else:
+            # int8 abs(-128) wraps to -128, whose uint8 view is the right cost, 128.
+            np.abs(v.signed, v.magnitude)
+            np.add.reduce(v.magnitude_rows, axis=2, dtype=self.cost_dtype, out=v.costs.T)
+            v.costs -= _FILTER_BYTE_COSTS[self.cost_dtype]  # the filter bytes were summed too
+            costs = v.costs.T
+        self.last_costs = costs
+        choice = costs.argmin(axis=0)
         choice *= self.block_rows
-        choice += row_index
-        taken: np.ndarray = self.rows[1:].take(choice, axis=0, out=out, mode="clip")
+        choice += v.row_index
+        taken: np.ndarray = self.rows[1:].take(choice, axis=0, out=v.out, mode="clip")
         return taken
+
+
+class _BlockViews:
+    """The arrays :meth:`_RowFilter.filter` works on for blocks of ``n`` rows: views of the
+    filter's buffers (and, for small blocks, float32 cost buffers of their own)."""
+
+    def __init__(self, filt: _RowFilter, n: int) -> None:
+        bpp, pitch, full = filt.bpp, filt.rowlen + 1, filt.block_rows
+        span = n * pitch
+        body = filt.buffer[bpp:]
+        self.x = body[pitch : pitch + span]
+        self.c = filt.buffer[:span]
+        # b (the row above) and a (bpp bytes left) as one [2, span] array, for paired calls.
+        self.up_left = np.ndarray((2, span), np.uint8, filt.buffer, bpp, (pitch - bpp, 1))
+        self.candidates = body[pitch:].reshape(_CANDIDATES, full * pitch)[:, :span]
+        self.regions = filt.rows[1:].reshape(_CANDIDATES, full, pitch)[:, :n]
+        self.small = span <= _SMALL_BLOCK
+        self.float_costs = self.small and pitch <= _FLOAT_COSTS_PITCH
+        scratch = filt.scratch
+        # Paeth by arithmetic (large blocks) or by table (small ones), in the same scratch.
+        self.work = scratch[: 4 * span].reshape(4, span)
+        self.masks = scratch[4 * span : 7 * span].view(np.bool_).reshape(3, span)
+        self.same = scratch[7 * span : 8 * span].view(np.bool_)
+        self.differences = scratch[: 4 * span].view(np.int16).reshape(2, span)
+        self.index = scratch[4 * span : 8 * span].view(np.int32)
+        self.gathered = scratch[:span]  # once the differences are used
+        self.signed = self.candidates.view(np.int8)
+        magnitude = scratch[: _CANDIDATES * span]
+        self.magnitude = magnitude.view(np.int8).reshape(_CANDIDATES, span)  # abs's output
+        self.magnitude_rows = magnitude.reshape(_CANDIDATES, n, pitch)  # read as uint8
+        self.costs = filt.costs[: _CANDIDATES * n].reshape(n, _CANDIDATES)  # a row per scanline
+        self.signed_rows = self.signed.reshape(_CANDIDATES, n, pitch)  # a view, never a copy
+        rows = _CANDIDATES * n if self.float_costs else 0
+        self.magnitudes = np.empty((rows, pitch), np.float32)
+        self.magnitude_floats = self.magnitudes.reshape(_CANDIDATES, rows // _CANDIDATES, pitch)
+        self.weights = np.ones(pitch, np.float32)  # 0 for the filter byte, 1 per scanline byte
+        self.weights[0] = 0
+        self.sums = np.empty(rows, np.float32)
+        self.sums_by_candidate = self.sums.reshape(_CANDIDATES, rows // _CANDIDATES)
+        self.out = filt.out[:span].reshape(n, pitch)
+        self.row_index = np.arange(n, dtype=np.intp)
 
 
 def _paeth_deltas() -> np.ndarray:
@@ -460,18 +486,21 @@ def _paeth_by_table(
     c: np.ndarray,
     differences: np.ndarray,
     index: np.ndarray,
+    gathered: np.ndarray,
     out: np.ndarray,
 ) -> None:
     """:func:`_paeth`'s residuals in 6 NumPy calls instead of 16, through a 255 KiB table
     (:func:`_paeth_deltas`); faster on small blocks only, where the calls are the cost (a
     gather per byte is slower than the arithmetic past a few KiB). ``differences`` int16
-    [2, N] and ``index`` int32 [N] are scratch."""
+    [2, N], ``index`` int32 [N] and ``gathered`` uint8 [N] (which may share ``differences``'
+    memory) are scratch."""
     np.subtract(up_left, c, out=differences, dtype=np.int16)  # [b - c; a - c]
     np.multiply(differences[0], 511, out=index, dtype=np.int32)
     np.add(index, differences[1], out=index)
     index += 130560
+    _paeth_deltas().take(index, out=gathered, mode="clip")  # in bounds: clip only skips checks
     np.subtract(x, c, out)
-    np.subtract(out, _paeth_deltas()[index], out)
+    np.subtract(out, gathered, out)
 
 
 def _paeth(
