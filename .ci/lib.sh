@@ -29,3 +29,45 @@ cell() {
         return "$rc"
     fi
 }
+
+# new_venv DIR [PYTHON]: a fresh venv at DIR for PYTHON (default python3). Made by uv when .ci/run
+# found one (CI_UV: installs take seconds instead of a minute of pip's CPU each, which on two
+# cores is minutes of the run), else by the venv module, with pip upgraded. The README's own
+# commands (the main job, stage 80's install blocks) always use pip, as written.
+new_venv() {
+    local dir=$1 python=${2:-python3}
+    rm -rf "$dir"
+    if [ -n "${CI_UV:-}" ]; then
+        "$CI_UV" venv --quiet --python "$python" "$dir"
+    else
+        "$python" -m venv "$dir"
+        "$dir/bin/python" -m pip install --quiet --upgrade pip
+    fi
+}
+
+# venv_install DIR ARG...: install into the venv DIR what pip's install would with ARG... (
+# requirements, -e, --no-deps, -c FILE), quietly. Through uv, this machine's pip settings are
+# passed on: its find-links (where the CPU build of torch lies) and its constraints file.
+venv_install() {
+    local dir=$1
+    shift
+    if [ -n "${CI_UV:-}" ]; then
+        local -a settings=()
+        local links constraint
+        links=${PIP_FIND_LINKS:-$(pip_setting find-links)}
+        constraint=${PIP_CONSTRAINT:-$(pip_setting constraint)}
+        [ -z "$links" ] || settings+=(--find-links "$links")
+        [ -z "$constraint" ] || [ ! -e "$constraint" ] || settings+=(--constraint "$constraint")
+        # Compiled as pip does: the tests start many interpreters that write no bytecode.
+        "$CI_UV" pip install --quiet --compile-bytecode --python "$dir/bin/python" \
+            "${settings[@]}" "$@"
+    else
+        "$dir/bin/python" -m pip install --quiet "$@"
+    fi
+}
+
+# pip_setting NAME: pip's configured global NAME, from any of its configuration files (empty when
+# unset; `pip config get` reads one file only).
+pip_setting() {
+    python3 -m pip config list 2>/dev/null | sed -n "s/^global\.$1='\(.*\)'\$/\1/p"
+}

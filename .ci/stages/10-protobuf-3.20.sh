@@ -7,12 +7,11 @@
 set -euo pipefail
 # shellcheck disable=SC1091
 . .ci/lib.sh
-python3 -m venv .venv-pb320
+new_venv .venv-pb320
+venv_install .venv-pb320 'protobuf==3.20.3' numpy 'crc32c>=2.4' pytest hypothesis Pillow matplotlib
+venv_install .venv-pb320 --no-deps -e .
 # shellcheck disable=SC1091
 . .venv-pb320/bin/activate
-python -m pip install --quiet --upgrade pip
-pip install --quiet 'protobuf==3.20.3' numpy 'crc32c>=2.4' pytest hypothesis Pillow matplotlib
-pip install --quiet --no-deps -e .
 python - <<'PY'
 from google.protobuf.internal import api_implementation
 import google.protobuf

@@ -38,7 +38,7 @@ read -r -a TEST_EXTRAS <<<"$(echo "$PYPROJECT" | sed -n 2p)"
 CORE_TESTS=(-m "not live and not remote and not distributed" "${CORE_FOLDERS[@]}")
 CORE_DEPS=(pytest hypothesis tensorboardX Pillow matplotlib ml_dtypes)
 
-# pip_q COMMAND...: run pip silently; on failure print its output and fail.
+# pip_q COMMAND...: run an install silently; on failure print its output and fail.
 pip_q() {
     local out
     if ! out=$("$@" 2>&1); then
@@ -61,21 +61,20 @@ matrix_cell() {
         deps=("${CORE_DEPS[@]}")
         tests=("${CORE_TESTS[@]}")
     fi
-    "$python" -m venv "$venv"
-    local pip="$venv/bin/pip"
-    pip_q "$pip" install "$numpy_spec" 'protobuf>=3.20.3' 'crc32c>=2.4'
+    new_venv "$venv" "$python"
+    pip_q venv_install "$venv" "$numpy_spec" 'protobuf>=3.20.3' 'crc32c>=2.4'
     local numpy_now dep
     numpy_now=$("$venv/bin/python" -c "import numpy; print(numpy.__version__)")
     # NumPy held where it is. If the test dependencies do not install together, they are
     # installed one by one, so that one without wheels for this Python/NumPy only costs its own
     # tests (skipped, with the reason printed), never the cell.
-    if ! pip_q "$pip" install "${deps[@]}" "${holds[@]}" "numpy==$numpy_now" 2>/dev/null; then
+    if ! pip_q venv_install "$venv" "${deps[@]}" "${holds[@]}" "numpy==$numpy_now" 2>/dev/null; then
         for dep in "${deps[@]}"; do
-            pip_q "$pip" install "$dep" "${holds[@]}" "numpy==$numpy_now" 2>/dev/null ||
+            pip_q venv_install "$venv" "$dep" "${holds[@]}" "numpy==$numpy_now" 2>/dev/null ||
                 echo "  $name: could not install $dep; the tests that need it are skipped"
         done
     fi
-    pip_q "$pip" install --no-deps -e .
+    pip_q venv_install "$venv" --no-deps -e .
     local label log
     label="$("$venv/bin/python" -c "import sys; print('python%d.%d' % sys.version_info[:2])")"
     label="$label numpy $numpy_now ($suite)"

@@ -11,13 +11,12 @@ set -euo pipefail
 . .ci/lib.sh
 PY=/root/.pyenv/versions/3.10.13/bin/python3
 [ -x "$PY" ] || PY=python3
-"$PY" -m venv .venv-reader
+new_venv .venv-reader "$PY"
+venv_install .venv-reader 'protobuf==3.20.3' numpy 'crc32c>=2.4' pytest hypothesis Pillow pandas \
+    pyarrow 'dask[dataframe]' distributed
+venv_install .venv-reader --no-deps -e .
 # shellcheck disable=SC1091
 . .venv-reader/bin/activate
-python -m pip install --quiet --upgrade pip
-pip install --quiet 'protobuf==3.20.3' numpy 'crc32c>=2.4' pytest hypothesis Pillow pandas pyarrow \
-    'dask[dataframe]' distributed
-pip install --quiet --no-deps -e .
 export PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python
 python - <<'PY'
 import sys

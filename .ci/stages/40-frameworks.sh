@@ -9,21 +9,21 @@ set -euo pipefail
 # shellcheck disable=SC1091
 . .ci/lib.sh
 START=$SECONDS
-python3 -m venv .venv-frameworks
-# shellcheck disable=SC1091
-. .venv-frameworks/bin/activate
-python -m pip install --quiet --upgrade pip
+new_venv .venv-frameworks
 constraints=$(mktemp)
 echo "torch==2.13.0" >"$constraints"
-pip install --quiet torch==2.13.0
-pip install --quiet -c "$constraints" lightning transformers stable-baselines3 accelerate skorch \
-    tbparse tensorboardX tensorboard matplotlib Pillow
-pip install --quiet -c "$constraints" -e '.[test]'
+venv_install .venv-frameworks torch==2.13.0
+venv_install .venv-frameworks -c "$constraints" lightning transformers stable-baselines3 \
+    accelerate skorch tbparse tensorboardX tensorboard matplotlib Pillow
+venv_install .venv-frameworks -c "$constraints" -e '.[test]'
 rm -f "$constraints"
+# shellcheck disable=SC1091
+. .venv-frameworks/bin/activate
 python - <<'PY'
 import torch
 print("torch", torch.__version__)
 assert torch.__version__.startswith("2.13.0"), torch.__version__
+assert torch.version.cuda is None, f"a CUDA build of torch: {torch.version.cuda}"
 PY
 echo "stage 40: venv ready in $((SECONDS - START)) s"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1

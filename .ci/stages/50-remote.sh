@@ -8,19 +8,23 @@ set -euo pipefail
 # shellcheck disable=SC1091
 . .ci/lib.sh
 START=$SECONDS
-python3 -m venv .venv-remote
+new_venv .venv-remote
+constraints=$(mktemp)
+echo "torch==2.13.0" >"$constraints"
+venv_install .venv-remote 'torch==2.13.0'
+# jax for the device-path histograms of sharded jax.Arrays (issue 31), on 4 forced host devices
+venv_install .venv-remote -c "$constraints" jax jaxlib -e '.[test,remote]' s3fs 'moto[server]' \
+    boto3
+rm -f "$constraints"
 # shellcheck disable=SC1091
 . .venv-remote/bin/activate
-python -m pip install --quiet --upgrade pip
-pip install --quiet 'torch==2.13.0'
-# jax for the device-path histograms of sharded jax.Arrays (issue 31), on 4 forced host devices
-pip install --quiet jax jaxlib
-pip install --quiet -e '.[test,remote]' s3fs 'moto[server]' boto3
 python - <<'PY'
 import importlib
 for name in ("torch", "jax", "s3fs", "moto", "boto3", "fsspec"):
     module = importlib.import_module(name)
     print(name, getattr(module, "__version__", "?"))
+import torch
+assert torch.__version__.startswith("2.13.0") and torch.version.cuda is None, torch.__version__
 PY
 echo "stage 50-remote: installed in $((SECONDS - START)) s"
 # Tests marked `remote` (URL logdirs: writers, reader, CLI, the docs' S3 examples) and
@@ -35,11 +39,10 @@ deactivate
 # moto 4, whose in-process mock_s3 tensorboardX's own tests use (moto 5 renamed it mock_aws; the
 # cell above runs the same tests on moto 5, with s3fs hidden). The remote tests that need s3fs
 # skip here; the rest run again without it.
-python3 -m venv .venv-boto3
+new_venv .venv-boto3
+venv_install .venv-boto3 -e '.[test]' boto3 'moto[server]<5'
 # shellcheck disable=SC1091
 . .venv-boto3/bin/activate
-python -m pip install --quiet --upgrade pip
-pip install --quiet -e '.[test]' boto3 'moto[server]<5'
 python - <<'PY'
 import importlib.util
 import boto3, moto

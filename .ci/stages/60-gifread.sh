@@ -5,11 +5,10 @@
 set -euo pipefail
 # shellcheck disable=SC1091
 . .ci/lib.sh
-python3 -m venv .venv-gifread
+new_venv .venv-gifread
+venv_install .venv-gifread numpy protobuf 'crc32c>=2.4' pytest hypothesis Pillow tensorboardX moviepy
+venv_install .venv-gifread --no-deps -e .
 # shellcheck disable=SC1091
 . .venv-gifread/bin/activate
-python -m pip install --quiet --upgrade pip
-pip install --quiet numpy protobuf 'crc32c>=2.4' pytest hypothesis Pillow tensorboardX moviepy
-pip install --quiet --no-deps -e .
 cell "pure cores (gifread with tensorboardX + moviepy)" python -m pytest -q -p no:cacheprovider -rs \
     "${PURE_FOLDERS[@]}"

@@ -10,17 +10,16 @@ set -euo pipefail
 # shellcheck disable=SC1091
 . .ci/lib.sh
 START=$SECONDS
-python3 -m venv .venv-integrations
-# shellcheck disable=SC1091
-. .venv-integrations/bin/activate
-python -m pip install --quiet --upgrade pip
+new_venv .venv-integrations
 constraints=$(mktemp)
 echo "torch==2.13.0" >"$constraints"
-pip install --quiet torch==2.13.0
-pip install --quiet -c "$constraints" keras jax jaxlib flax clu optuna optuna-integration \
-    tensorboard Pillow
-pip install --quiet -c "$constraints" -e '.[test]'
+venv_install .venv-integrations torch==2.13.0
+venv_install .venv-integrations -c "$constraints" keras jax jaxlib flax clu optuna \
+    optuna-integration tensorboard Pillow
+venv_install .venv-integrations -c "$constraints" -e '.[test]'
 rm -f "$constraints"
+# shellcheck disable=SC1091
+. .venv-integrations/bin/activate
 python - <<'PY'
 import importlib.util
 
@@ -28,6 +27,7 @@ import torch
 
 print("torch", torch.__version__)
 assert torch.__version__.startswith("2.13.0"), torch.__version__
+assert torch.version.cuda is None, f"a CUDA build of torch: {torch.version.cuda}"
 assert importlib.util.find_spec("tensorflow") is None, "TensorFlow must not be installed here"
 try:
     import tensorflow  # noqa: F401

@@ -126,9 +126,8 @@ PY
 }
 
 docs_venv() {  # Sphinx, and twine for the wheel's check
-    python3 -m venv .venv-docs
-    .venv-docs/bin/python -m pip install --quiet --upgrade pip
-    .venv-docs/bin/pip install --quiet -e '.[docs,release]'
+    new_venv .venv-docs
+    venv_install .venv-docs -e '.[docs,release]'
 }
 
 docs() {
