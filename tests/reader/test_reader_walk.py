@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
 from npsummary import reader
 from npsummary._format.record import frame_record
 from npsummary.proto import Event
-from npsummary.reader._discover import discover
+from npsummary.reader._discover import _entries, discover, is_event_file
 from npsummary.reader._io import LocalFileSystem
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
@@ -27,11 +28,40 @@ class CountingFS(LocalFileSystem):
     def __init__(self) -> None:
         self.listed: list[str] = []
 
-    def listdir(self, path: str) -> list[str]:
+    def _count(self, path: str) -> None:
         self.listed.append(path)
         if len(self.listed) > 100:
             raise AssertionError("the walk lists directories without bound")
+
+    def listdir(self, path: str) -> list[str]:
+        self._count(path)
         return super().listdir(path)
+
+    def entries(self, path: str) -> list[tuple[str, bool, bool, bool]]:
+        self._count(path)
+        return super().entries(path)
+
+
+class MinimalFS:
+    """A filesystem with the five methods of the protocol only: the walk asks each question."""
+
+    def __init__(self) -> None:
+        self.local = LocalFileSystem()
+
+    def open(self, path: str) -> BinaryIO:
+        return self.local.open(path)
+
+    def listdir(self, path: str) -> list[str]:
+        return self.local.listdir(path)
+
+    def isdir(self, path: str) -> bool:
+        return self.local.isdir(path)
+
+    def size(self, path: str) -> int:
+        return self.local.size(path)
+
+    def join(self, *parts: str) -> str:
+        return self.local.join(*parts)
 
 
 def test_links_to_an_ancestor_are_walked_once(tmp_path: Path) -> None:
@@ -95,3 +125,41 @@ def test_a_fifo_named_like_an_event_file_does_not_hang_the_read(tmp_path: Path) 
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[:2] == ["[('run', 'loss')] 1", "0"]
+
+
+def _tree_of_every_kind(root: Path) -> None:
+    _events(root / "run" / "events.out.tfevents.1")
+    _events(root / "events.out.tfevents.0")
+    (root / "events.out.tfevents.dir").mkdir()  # a folder named like an event file
+    (root / "notes.txt").write_text("x")
+    (root / "linked-run").symlink_to("run")
+    (root / "events.out.tfevents.link").symlink_to("events.out.tfevents.0")
+    (root / "events.out.tfevents.dangling").symlink_to("missing")
+    (root / "loop").symlink_to("loop")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(root / "events.out.tfevents.fifo")
+
+
+def test_one_scandir_answers_as_the_four_questions_do(tmp_path: Path) -> None:
+    # LocalFileSystem.entries (one scandir) must answer what listdir + isdir / islink / isfile
+    # answer, for what the walk asks: links followed, FIFOs and dangling links not files.
+    _tree_of_every_kind(tmp_path)
+    fs = LocalFileSystem()
+    for directory in (str(tmp_path), str(tmp_path / "run")):
+
+        def asked(rows: list[tuple[str, bool, bool, bool]]) -> list[tuple[str, bool, bool, bool]]:
+            return sorted(
+                (name, isdir, isdir and islink, not isdir and is_event_file(name) and isfile)
+                for name, isdir, islink, isfile in rows
+            )
+
+        assert asked(fs.entries(directory)) == asked(_entries(fs, directory))
+
+
+def test_a_filesystem_without_entries_or_identity_finds_the_same_runs(tmp_path: Path) -> None:
+    _events(tmp_path / "b" / "events.out.tfevents.2")
+    _events(tmp_path / "a" / "deeper" / "events.out.tfevents.1")
+    _events(tmp_path / "events.out.tfevents.0")
+    (tmp_path / "a" / "notes.txt").write_text("x")
+    assert discover(MinimalFS(), str(tmp_path)) == discover(LocalFileSystem(), str(tmp_path))
+    assert [r.name for r in discover(MinimalFS(), str(tmp_path))] == [".", "a/deeper", "b"]

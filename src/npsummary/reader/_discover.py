@@ -62,8 +62,9 @@ def discover(fs: FileSystem, path: str, runs: re.Pattern[str] | None = None) -> 
         fs.size(path)  # raises FileNotFoundError for a missing path
         return [Run(".", (path,))] if runs is None or runs.search(".") else []
     identity: Callable[[str], Hashable] = getattr(fs, "identity", lambda p: p)
-    islink: Callable[[str], bool] = getattr(fs, "islink", lambda p: False)
-    isfile: Callable[[str], bool] = getattr(fs, "isfile", lambda p: True)
+    entries: Callable[[str], list[tuple[str, bool, bool, bool]]] = getattr(
+        fs, "entries", lambda directory: _entries(fs, directory)
+    )
     found: list[Run] = []
     seen: set[Hashable] = set()
     level: list[tuple[bool, str, str]] = [(False, ".", path)]  # (through a link, name, path)
@@ -75,17 +76,16 @@ def discover(fs: FileSystem, path: str, runs: re.Pattern[str] | None = None) -> 
                 if key in seen:
                     continue
                 seen.add(key)
-                entries = sorted(fs.listdir(directory))
+                listed = sorted(entries(directory))
             except OSError:  # unreadable, vanished, or a link loop (ELOOP)
                 continue
             files: list[str] = []
-            for entry in entries:
-                full = fs.join(directory, entry)
-                if fs.isdir(full):
+            for entry, isdir, islink, isfile in listed:
+                if isdir:
                     child = entry if name == "." else f"{name}/{entry}"
-                    below.append((islink(full), child, full))
-                elif is_event_file(entry) and isfile(full):
-                    files.append(full)
+                    below.append((islink, child, fs.join(directory, entry)))
+                elif is_event_file(entry) and isfile:
+                    files.append(fs.join(directory, entry))
             if files and (runs is None or runs.search(name)):
                 found.append(Run(name, tuple(files)))
         if not below or depth == MAX_DEPTH:
@@ -93,3 +93,19 @@ def discover(fs: FileSystem, path: str, runs: re.Pattern[str] | None = None) -> 
         level = below
     found.sort(key=lambda run: run.name)
     return found
+
+
+def _entries(fs: FileSystem, directory: str) -> list[tuple[str, bool, bool, bool]]:
+    """``(name, isdir, islink, isfile)`` of each entry, for a filesystem without ``entries``:
+    one call per question (``islink`` False and ``isfile`` True where it has no such method;
+    only what ``isdir`` denies is asked ``isfile``, and only event files)."""
+    islink: Callable[[str], bool] = getattr(fs, "islink", lambda p: False)
+    isfile: Callable[[str], bool] = getattr(fs, "isfile", lambda p: True)
+    out = []
+    for entry in fs.listdir(directory):
+        full = fs.join(directory, entry)
+        if fs.isdir(full):
+            out.append((entry, True, islink(full), False))
+        else:
+            out.append((entry, False, False, is_event_file(entry) and isfile(full)))
+    return out

@@ -41,6 +41,7 @@ __all__ = [
     "payload_ok",
     "raw_crcs",
     "read_batches",
+    "read_range",
     "segment_records",
     "skip_to",
     "stored_crcs",
@@ -301,6 +302,19 @@ def skip_to(f: BinaryIO, count: int) -> None:
         if not data:
             return
         count -= len(data)
+
+
+def read_range(fs: FileSystem, path: str, start: int, size: int) -> bytes:
+    """Up to ``size`` bytes of ``path`` from byte ``start`` (fewer only at its end): through the
+    filesystem's ``read_range`` where it has one (the local disk reads by position), else
+    opened, moved on and read."""
+    by_position = getattr(fs, "read_range", None)
+    if by_position is not None:
+        data: bytes = by_position(path, start, size)
+        return data
+    with fs.open(path) as f:
+        skip_to(f, start)
+        return f.read(size)
 
 
 def read_batches(

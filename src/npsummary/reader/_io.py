@@ -54,11 +54,37 @@ class LocalFileSystem:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
         return os.fdopen(fd, "rb")
 
+    def read_range(self, path: str, start: int, size: int) -> bytes:
+        """Up to ``size`` bytes of ``path`` from byte ``start`` (fewer only at its end), read
+        by position: no buffered file object is made for what is often a few KiB."""
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        try:
+            if not hasattr(os, "pread"):  # Windows
+                os.lseek(fd, start, os.SEEK_SET)
+            parts = []
+            while size > 0:
+                part = os.pread(fd, size, start) if hasattr(os, "pread") else os.read(fd, size)
+                if not part:
+                    break
+                parts.append(part)
+                start += len(part)
+                size -= len(part)
+            return parts[0] if len(parts) == 1 else b"".join(parts)
+        finally:
+            os.close(fd)
+
     def isfile(self, path: str) -> bool:
         return os.path.isfile(path)
 
     def listdir(self, path: str) -> list[str]:
         return os.listdir(path)
+
+    def entries(self, path: str) -> list[tuple[str, bool, bool, bool]]:
+        """``(name, isdir, islink, isfile)`` of each entry of directory ``path``, as the four
+        methods of those names would answer (links followed), from one ``scandir``: the
+        directory's entry types come with the listing, so only links cost a ``stat``."""
+        with os.scandir(path) as listing:
+            return [_entry(e) for e in listing]
 
     def isdir(self, path: str) -> bool:
         return os.path.isdir(path)
@@ -76,6 +102,15 @@ class LocalFileSystem:
 
     def islink(self, path: str) -> bool:
         return os.path.islink(path)
+
+
+def _entry(entry: os.DirEntry[str]) -> tuple[str, bool, bool, bool]:
+    """A scandir entry's answers; a link whose target cannot be followed (a loop, no permission)
+    is neither a directory nor a file, as ``os.path.isdir`` and ``isfile`` say."""
+    try:
+        return entry.name, entry.is_dir(), entry.is_symlink(), entry.is_file()
+    except OSError:
+        return entry.name, False, False, False
 
 
 _LOCAL = LocalFileSystem()

@@ -33,8 +33,8 @@ from ._framing import (
     RecordBatch,
     payload_ok,
     read_batches,
+    read_range,
     segment_records,
-    skip_to,
 )
 from ._io import FileSystem, filesystem_for
 from ._load import RunData, _Collector, _ScalarParts
@@ -80,11 +80,7 @@ class _File:
 
 
 def _guard(fs: FileSystem, path: str, end: int) -> bytes:
-    if end < _GUARD:
-        return b""
-    with fs.open(path) as f:
-        skip_to(f, end - _GUARD)
-        return f.read(_GUARD)
+    return read_range(fs, path, end - _GUARD, _GUARD) if end >= _GUARD else b""
 
 
 def _guard_in(batch: RecordBatch | None, end: int) -> bytes:
@@ -214,6 +210,8 @@ class _Run:
             grown = self.scalars.get(tag)
             if grown is None:
                 grown = self.scalars[tag] = _GrowingScalars(*data.scalar_arrays(tag))
+            elif len(parts.seq) == 2:  # one new part: in record order (see _Collector._fast)
+                grown.append(parts.steps[1], parts.walls[1], parts.values[1])
             else:  # parts[0] stands for what was shaped before: every later record follows it
                 new = _ScalarParts(
                     parts.seq[1:], parts.steps[1:], parts.walls[1:], parts.values[1:]
@@ -322,9 +320,7 @@ def _read_tails(fs: FileSystem, tails: list[_Tail], checked: Any) -> list[_Tail]
     for t in tails:
         f = t.file
         start = f.done - len(f.guard)
-        with fs.open(f.path) as stream:
-            skip_to(stream, start)
-            data = stream.read(t.size - start)
+        data = read_range(fs, f.path, start, t.size - start)
         if len(data) != t.size - start or data[: len(f.guard)] != f.guard:
             others.append(t)
             continue

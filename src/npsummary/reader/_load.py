@@ -120,12 +120,16 @@ class _Collector:
         comes from its first value in file order: the parsed records are read first, and a tag
         first met in this batch takes the metadata of whichever path saw it first."""
         n = batch.starts.size
-        slow = np.ones(n, bool)
         if fast is None and n >= 64:
             fast = match_scalars(batch.buf, batch.starts, batch.ends, self._checked)
-        if fast is not None:
+        if fast is None:
+            rest = np.arange(n)
+        elif fast.index.size == n:  # every record a bulk-decoded scalar (a live tail, often)
+            rest = fast.index[:0]
+        else:
+            slow = np.ones(n, bool)
             slow[fast.index] = False
-        rest = np.flatnonzero(slow)
+            rest = np.flatnonzero(slow)
         events = self._parse(batch, rest)
         if fast is not None and fast.index.size:
             back = self._fast(fast, self._first_seen(events))
@@ -141,6 +145,8 @@ class _Collector:
 
     def _parse(self, batch: RecordBatch, which: np.ndarray) -> dict[int, Any]:
         out: dict[int, Any] = {}
+        if not which.size:
+            return out
         buf = batch.buf
         starts, ends = batch.starts[which].tolist(), batch.ends[which].tolist()
         for i, a, b in zip(which.tolist(), starts, ends, strict=True):
