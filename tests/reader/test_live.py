@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import shutil
 import tempfile
@@ -305,3 +306,67 @@ def test_clean_tails_are_framed_at_once_and_earlier_series_stay_as_returned(
     for series, values in kept:
         for key, s in series.items():
             np.testing.assert_array_equal(s.values, values[key])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_each_tail_gets_its_scalars_grouped_as_its_collector_would_group_them(seed: int) -> None:
+    """_per_tail sorts the joint pass's rows once by (tail, group): each tail's share must be
+    what sorting its own rows by group gives (_subset, then a stable sort), empty tails too."""
+    from npsummary.reader import _live
+    from npsummary.reader._fastscalar import FastScalars
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(0, 6, 9).tolist()  # records per tail, some tails empty
+    firsts = np.cumsum([0, *sizes])
+    total = int(firsts[-1])
+    index = np.flatnonzero(rng.random(total) < 0.8)  # some records are not scalars
+    groups = int(rng.integers(1, 5))
+    fast = FastScalars(
+        index,
+        rng.integers(0, groups, index.size),
+        rng.integers(0, 100, index.size),
+        rng.random(index.size),
+        rng.random(index.size),
+        [f"t{g}" for g in range(groups)],
+        [None] * groups,
+    )
+    tails = [
+        _live._Tail(None, (), None, 0, records=(a, b))  # type: ignore[arg-type]
+        for a, b in itertools.pairwise(firsts.tolist())
+    ]
+    for t, got in zip(tails, _live._per_tail(fast, tails), strict=True):
+        own = _live._subset(fast, *t.records)
+        order = np.argsort(own.group, kind="stable")
+        assert got is not None and got.group_counts is not None
+        assert got.group_counts == np.bincount(own.group, minlength=groups).tolist()
+        for name in ("index", "group", "steps", "wall_times", "values"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(own, name)[order], name)
+
+
+def test_runs_growing_together_with_other_plugins_float_tensors(tmp_path: Path) -> None:
+    """A joint pass holding, beside scalars, float tensors of another plugin (bulk-decoded,
+    then sent back to the general path) and runs whose files did not grow."""
+    for r in range(6):
+        (tmp_path / f"r{r}").mkdir()
+        with SummaryWriter(str(tmp_path / f"r{r}")) as w:
+            w.add_scalar("loss", 1.0, 0)
+    live = reader.Reader(tmp_path)
+    live.load()
+    for r in range(0, 6, 2):
+        (path,) = (tmp_path / f"r{r}").glob("*tfevents*")
+        more = []
+        for s in range(1, 40):
+            more.append(_event(s, tag="loss", value=s / 3))
+            if s % 4 == r % 3:
+                more.append(_event(s, tag=f"acc{r}", value=-s))
+            if s % 5 == 0:
+                ev = Event(wall_time=WALL + s, step=s)
+                value = ev.summary.value.add(tag="other")
+                value.metadata.plugin_data.plugin_name = "custom"
+                value.tensor.dtype = 1  # DT_FLOAT, a scalar tensor: bulk-decoded, not a scalar
+                value.tensor.float_val.append(s / 2)
+                more.append(bytes(frame_record(ev.SerializeToString())))
+        _append(path, b"".join(more))
+    _same(live.load(), reader.load(tmp_path))
+    assert live.scalars()[("r2", "loss")].steps.tolist() == list(range(40))
+    assert ("r0", "other") in live.tensors() and ("r0", "other") not in live.scalars()

@@ -80,6 +80,9 @@ class FastScalars:
     values: npt.NDArray[np.float64]
     tags: list[str]
     metadata: list[bytes | None]
+    #: When not None, the rows are in group order: ``group_counts[g]`` rows of group ``g``,
+    #: then those of ``g + 1``, each group's in record order.
+    group_counts: list[int] | None = None
 
     def rows(self, i: int, j: int, first_record: int) -> FastScalars:
         """Rows ``i .. j - 1``, their records numbered from ``first_record`` (the same groups)."""

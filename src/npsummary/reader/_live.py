@@ -258,6 +258,45 @@ def _subset(fast: FastScalars, lo: int, hi: int) -> FastScalars:
     )
 
 
+def _per_tail(fast: FastScalars, tails: list[_Tail]) -> list[FastScalars | None]:
+    """Each tail's share of the joint pass's bulk-decoded scalars, numbered from its first
+    record. With few groups, the rows are put in (tail, group) order by one sort for all the
+    tails, so that each tail's collector files views of them without sorting its own."""
+    groups = len(fast.tags)
+    if groups > _FEW_GROUPS:
+        return [_subset(fast, *t.records) for t in tails]
+    firsts = np.array([t.records[0] for t in tails], np.int64)
+    # The tail of each row: the last whose first record is at or before it (empty tails,
+    # which share their first with the next, are passed over).
+    tail = np.searchsorted(firsts, fast.index, side="right") - 1
+    key = tail * groups + fast.group
+    if len(tails) * groups <= 1 << 16:
+        key = key.astype(np.uint16)  # a stable sort of 16-bit keys is a radix sort
+    order = np.argsort(key, kind="stable")
+    index = fast.index[order] - firsts[tail[order]]
+    group, steps = fast.group[order], fast.steps[order]
+    walls, values = fast.wall_times[order], fast.values[order]
+    counts = np.bincount(key, minlength=len(tails) * groups).reshape(len(tails), groups)
+    ends = np.cumsum(counts.sum(axis=1)).tolist()
+    out: list[FastScalars | None] = []
+    start = 0
+    for end, tail_counts in zip(ends, counts.tolist(), strict=True):
+        out.append(
+            FastScalars(
+                index[start:end],
+                group[start:end],
+                steps[start:end],
+                walls[start:end],
+                values[start:end],
+                fast.tags,
+                fast.metadata,
+                tail_counts,
+            )
+        )
+        start = end
+    return out
+
+
 def _chained(buf: bytes, tails: list[_Tail]) -> tuple[IntArray, IntArray] | None:
     """Payload starts and ends of the joined tails, framed at once, when each is a whole
     number of records (:func:`~._framing.segment_records`); else None (a torn tail,
@@ -350,7 +389,8 @@ def _read_tails(fs: FileSystem, tails: list[_Tail], checked: Any) -> list[_Tail]
             count = t.records[1] - t.records[0]
             t.records, n = (n, n + count), n + count
     fast = match_scalars(buf, begin, stop, checked) if begin.size else None
-    for t in good:
+    subsets = _per_tail(fast, good) if fast is not None else [None] * len(good)
+    for t, subset in zip(good, subsets, strict=True):
         lo, hi = t.records
         f, run = t.file, t.run
         if hi > lo:
@@ -358,7 +398,7 @@ def _read_tails(fs: FileSystem, tails: list[_Tail], checked: Any) -> list[_Tail]
             run.collector.stats = stats
             batch = RecordBatch(f.path, buf, begin[lo:hi], stop[lo:hi], f.done - t.at)
             try:
-                run.collector.batch(batch, None if fast is None else _subset(fast, lo, hi))
+                run.collector.batch(batch, subset)
             except BaseException:  # strict: a bad value
                 run.broken = True
                 raise

@@ -93,6 +93,7 @@ class _Collector:
         self.seq = 0
         self._wanted: dict[str, bool] = {}
         self._checked: Checked = {}
+        self._metadata_parsed: dict[bytes, Any] = {}  # see _metadata
 
     def wanted(self, tag: str) -> bool:
         ok = self._wanted.get(tag)
@@ -174,47 +175,64 @@ class _Collector:
     def _fast(self, fast: FastScalars, first_seen: dict[str, tuple[int, Any]]) -> np.ndarray:
         """File the bulk-decoded scalars. Returns the records sent back to the general path:
         groups that turn out not to be scalars of this run (another plugin's float tensors)."""
+        columns = [fast.index, fast.steps, fast.wall_times, fast.values]
+        if fast.group_counts is not None:  # rows already in group order
+            counts = fast.group_counts
+        else:
+            group = fast.group
+            if len(fast.tags) <= 1 << 16:
+                group = group.astype(np.uint16)  # a stable sort of 16-bit keys is a radix sort
+            order = np.argsort(group, kind="stable")
+            counts = np.bincount(group, minlength=len(fast.tags)).tolist()
+            columns = [column[order] for column in columns]
+        index = columns[0]
         back: list[np.ndarray] = []
-        group = fast.group
-        if len(fast.tags) <= 1 << 16:
-            group = group.astype(np.uint16)  # a stable sort of 16-bit keys is a radix sort
-        order = np.argsort(group, kind="stable")
-        counts = np.bincount(group, minlength=len(fast.tags)).tolist()
-        kept: list[tuple[str, int, int]] = []  # (tag, rows lo .. hi of order)
+        kept: list[tuple[str, int, int]] = []  # (tag, rows lo .. hi of the grouped columns)
         hi = 0
         for count, tag, meta in zip(counts, fast.tags, fast.metadata, strict=True):
             lo, hi = hi, hi + count
             if not count:
                 continue  # the group failed its check: its records stay on the general path
             try:
-                md = None if meta is None else proto.SummaryMetadata.FromString(meta)
+                md = self._metadata(meta)
             except Exception:  # corrupt metadata: the general path counts these records
-                back.append(fast.index[order[lo:hi]])
+                back.append(index[lo:hi])
                 continue
-            if md is not None and not md.HasField("plugin_data"):
-                md = None
             earlier = first_seen.get(tag)
-            if earlier is not None and earlier[0] < int(fast.index[order[lo]]):
+            if earlier is not None and earlier[0] < int(index[lo]):
                 self.plugin(tag, earlier[1])
             plugin = self.plugin(tag, md)
             if kind_of("simple_value" if meta is None else "tensor", plugin) != "scalars":
-                back.append(fast.index[order[lo:hi]])
+                back.append(index[lo:hi])
                 continue
             if "scalars" in self.kinds and self.wanted(tag):
                 kept.append((tag, lo, hi))
-        columns = (fast.index, fast.steps, fast.wall_times, fast.values)
-        if sum(hi - lo for _, lo, hi in kept) == order.size:
-            # Every row is kept: gather each column once in group order; the parts are views.
-            whole = [column[order] for column in columns]
-            whole[0] += self.seq
+        if sum(hi - lo for _, lo, hi in kept) == index.size:
+            # Every row is kept: the parts are views of the grouped columns.
+            seq = index + self.seq
             for tag, lo, hi in kept:
-                self._keep(tag, *(column[lo:hi] for column in whole))
+                self._keep(tag, seq[lo:hi], *(column[lo:hi] for column in columns[1:]))
         else:  # views would hold the rows left out: each part gets its own arrays
             for tag, lo, hi in kept:
-                sel = order[lo:hi]
-                index, steps, walls, values = (column[sel] for column in columns)
-                self._keep(tag, index + self.seq, steps, walls, values)
+                parts = (column[lo:hi].copy() for column in columns[1:])
+                self._keep(tag, index[lo:hi] + self.seq, *parts)
         return np.sort(np.concatenate(back)) if back else np.zeros(0, np.int64)
+
+    def _metadata(self, meta: bytes | None) -> Any | None:
+        """A group's SummaryMetadata (None for legacy values, or without plugin data), parsed
+        once per distinct bytes in the run (a live run meets the same few in every refresh).
+
+        Raises:
+            Exception: the bytes do not parse (protobuf's DecodeError, or another error on
+                some backends); nothing is kept then.
+        """
+        if meta is None:
+            return None
+        known = self._metadata_parsed.get(meta, self._metadata_parsed)
+        if known is self._metadata_parsed:
+            md = proto.SummaryMetadata.FromString(meta)
+            known = self._metadata_parsed[meta] = md if md.HasField("plugin_data") else None
+        return known
 
     def _keep(
         self, tag: str, seq: np.ndarray, steps: np.ndarray, walls: np.ndarray, values: np.ndarray
