@@ -42,6 +42,10 @@ class FileSystem(Protocol):
         ...
 
 
+# Without blocking (see LocalFileSystem), in binary mode on Windows.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
 class LocalFileSystem:
     """The local disk, through the ``os`` module.
 
@@ -51,25 +55,23 @@ class LocalFileSystem:
     files are passed over."""
 
     def open(self, path: str) -> BinaryIO:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-        return os.fdopen(fd, "rb")
+        return os.fdopen(os.open(path, _READ_FLAGS), "rb")
 
     def read_range(self, path: str, start: int, size: int) -> bytes:
         """Up to ``size`` bytes of ``path`` from byte ``start`` (fewer only at its end), read
         by position: no buffered file object is made for what is often a few KiB."""
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        if not hasattr(os, "pread"):  # Windows: through a file object
+            with self.open(path) as f:
+                f.seek(start)
+                return f.read(size)
+        fd = os.open(path, _READ_FLAGS)
         try:
-            if not hasattr(os, "pread"):  # Windows
-                os.lseek(fd, start, os.SEEK_SET)
             parts = []
-            while size > 0:
-                part = os.pread(fd, size, start) if hasattr(os, "pread") else os.read(fd, size)
-                if not part:
-                    break
+            while size > 0 and (part := os.pread(fd, size, start)):
                 parts.append(part)
                 start += len(part)
                 size -= len(part)
-            return parts[0] if len(parts) == 1 else b"".join(parts)
+            return b"".join(parts)  # one part is returned as it is, not copied
         finally:
             os.close(fd)
 
