@@ -3,13 +3,15 @@ puts two rows in one group exactly when they are equal, whatever the hash does."
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
-from npsummary.reader._fastscalar import _group_words
+from npsummary.reader._fastscalar import FastScalars, _group_words
 
 
 @pytest.mark.fuzz
@@ -39,3 +41,38 @@ def test_colliding_buckets_are_split() -> None:
     first, inverse = _group_words(rows.copy())
     assert first.size == 64
     assert (rows[first][inverse] == rows).all()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_each_piece_gets_its_scalars_grouped_as_its_collector_would_group_them(seed: int) -> None:
+    """pieces() sorts the rows once by (piece, group): each piece's share must be its own rows
+    (subset()), and with few groups in the order a stable sort by group gives, empty pieces
+    too."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(0, 6, 9).tolist()  # records per piece, some pieces empty
+    bounds = np.cumsum([0, *sizes]).tolist()
+    index = np.flatnonzero(rng.random(bounds[-1]) < 0.8)  # some records are not scalars
+    groups = int(rng.integers(1, 5)) if seed % 4 else 70  # past _FEW_GROUPS: renumbered
+    fast = FastScalars(
+        index,
+        rng.integers(0, groups, index.size),
+        rng.integers(0, 100, index.size),
+        rng.random(index.size),
+        rng.random(index.size),
+        [f"t{g}" for g in range(groups)],
+        [None] * groups,
+    )
+    pieces = fast.pieces(bounds)
+    assert len(pieces) == len(sizes)
+    for (a, b), got in zip(itertools.pairwise(bounds), pieces, strict=True):
+        own = fast.subset(a, b)
+        assert own.index.size == np.count_nonzero((index >= a) & (index < b))
+        assert ((own.index >= 0) & (own.index < b - a)).all()
+        if got.group_counts is None:
+            order = np.arange(own.index.size)
+            assert got.tags == own.tags
+        else:
+            order = np.argsort(own.group, kind="stable")
+            assert got.group_counts == np.bincount(own.group, minlength=groups).tolist()
+        for name in ("index", "group", "steps", "wall_times", "values"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(own, name)[order], name)

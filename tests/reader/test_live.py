@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import os
 import shutil
 import tempfile
@@ -306,41 +305,6 @@ def test_clean_tails_are_framed_at_once_and_earlier_series_stay_as_returned(
     for series, values in kept:
         for key, s in series.items():
             np.testing.assert_array_equal(s.values, values[key])
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_each_tail_gets_its_scalars_grouped_as_its_collector_would_group_them(seed: int) -> None:
-    """_per_tail sorts the joint pass's rows once by (tail, group): each tail's share must be
-    what sorting its own rows by group gives (_subset, then a stable sort), empty tails too."""
-    from npsummary.reader import _live
-    from npsummary.reader._fastscalar import FastScalars
-
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(0, 6, 9).tolist()  # records per tail, some tails empty
-    firsts = np.cumsum([0, *sizes])
-    total = int(firsts[-1])
-    index = np.flatnonzero(rng.random(total) < 0.8)  # some records are not scalars
-    groups = int(rng.integers(1, 5))
-    fast = FastScalars(
-        index,
-        rng.integers(0, groups, index.size),
-        rng.integers(0, 100, index.size),
-        rng.random(index.size),
-        rng.random(index.size),
-        [f"t{g}" for g in range(groups)],
-        [None] * groups,
-    )
-    tails = [
-        _live._Tail(None, (), None, 0, records=(a, b))  # type: ignore[arg-type]
-        for a, b in itertools.pairwise(firsts.tolist())
-    ]
-    for t, got in zip(tails, _live._per_tail(fast, tails), strict=True):
-        own = _live._subset(fast, *t.records)
-        order = np.argsort(own.group, kind="stable")
-        assert got is not None and got.group_counts is not None
-        assert got.group_counts == np.bincount(own.group, minlength=groups).tolist()
-        for name in ("index", "group", "steps", "wall_times", "values"):
-            np.testing.assert_array_equal(getattr(got, name), getattr(own, name)[order], name)
 
 
 def test_runs_growing_together_with_other_plugins_float_tensors(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from npsummary._format.record import CorruptRecordError, frame_record
 from npsummary.proto import Event
 from npsummary.reader import _load, _parallel
 from npsummary.reader._io import LocalFileSystem
+from npsummary.reader._storage.sweep import open_sweep
 
 WALL = 1_700_000_000.0
 
@@ -96,6 +97,16 @@ def test_workers_read_what_one_thread_reads_bit_for_bit(sweep: Path) -> None:
         parallel = reader.load(sweep, workers=workers)
         assert _same(parallel, serial), workers
     assert _same(reader.scalars(sweep, workers=2), reader.scalars(sweep, workers=1))
+
+
+def test_a_packed_group_unpacks_to_what_read_runs_returns(sweep: Path) -> None:
+    """A worker sends its runs' scalar arrays end to end (PackedRuns): unpacked, they are the
+    runs read_runs returns, runs without scalars and sub-runs included."""
+    found, fs = open_sweep(LocalFileSystem(), str(sweep), None)
+    options = _load.Options()
+    for group in (found, found[:1], [r for r in found if r.name == "hist_only"]):
+        unpacked = _load.read_runs_packed(fs, group, options).unpack()
+        assert _same(unpacked, _load.read_runs(fs, group, options))
 
 
 def test_a_strict_error_in_a_worker_is_raised_as_in_one_thread(sweep: Path) -> None:

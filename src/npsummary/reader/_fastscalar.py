@@ -27,6 +27,7 @@ protobuf one by one.
 
 from __future__ import annotations
 
+import itertools
 import struct
 from dataclasses import dataclass
 
@@ -47,6 +48,7 @@ _MAX_LENGTH = 9 + 11 + 3 + 3 + _MAX_VALUE_BYTES
 _STEP_LENGTHS = 11  # 0 (no step field) to 10 bytes: the key is length * 11 + step length
 _MANY_GROUPS = 512  # past this many (length, step length) groups, tiny ones are left to protobuf
 _SENTINELS = (1234.5, -0.15625)  # exact in float32; both must come back from the checked offset
+_FEW_GROUPS = 64  # up to this many (tag, metadata) groups: pieces keep every group's number
 
 
 def _word(head: bytes) -> np.uint64:
@@ -95,6 +97,62 @@ class FastScalars:
             self.tags,
             self.metadata,
         )
+
+    def subset(self, lo: int, hi: int) -> FastScalars:
+        """The scalars of records ``lo .. hi - 1``, numbered from ``lo``. With many groups,
+        only those present, renumbered (a collector passes over a group with no rows)."""
+        a, b = np.searchsorted(self.index, [lo, hi]).tolist()
+        if len(self.tags) <= _FEW_GROUPS:
+            return self.rows(a, b, lo)
+        groups, inverse = np.unique(self.group[a:b], return_inverse=True)
+        return FastScalars(
+            self.index[a:b] - lo,
+            inverse.reshape(-1).astype(np.int64),
+            self.steps[a:b],
+            self.wall_times[a:b],
+            self.values[a:b],
+            [self.tags[g] for g in groups.tolist()],
+            [self.metadata[g] for g in groups.tolist()],
+        )
+
+    def pieces(self, bounds: list[int]) -> list[FastScalars]:
+        """The scalars of each piece of the records (piece ``k``: records ``bounds[k] ..
+        bounds[k + 1] - 1``, ascending; pieces may be empty), numbered from its first record.
+        With few groups the rows are put in (piece, group) order by one sort for all of them
+        (``group_counts`` set), so that no piece's collector sorts its own."""
+        groups = len(self.tags)
+        if groups > _FEW_GROUPS:
+            return [self.subset(a, b) for a, b in itertools.pairwise(bounds)]
+        firsts = np.array(bounds[:-1], np.int64)
+        # The piece of each row: the last whose first record is at or before it (empty
+        # pieces, which share their first with the next, are passed over).
+        piece = np.searchsorted(firsts, self.index, side="right") - 1
+        key = piece * groups + self.group
+        if firsts.size * groups <= 1 << 16:
+            key = key.astype(np.uint16)  # a stable sort of 16-bit keys is a radix sort
+        order = np.argsort(key, kind="stable")
+        index = self.index[order] - firsts[piece[order]]
+        group, steps = self.group[order], self.steps[order]
+        walls, values = self.wall_times[order], self.values[order]
+        counts = np.bincount(key, minlength=firsts.size * groups).reshape(firsts.size, groups)
+        ends = np.cumsum(counts.sum(axis=1)).tolist()
+        out: list[FastScalars] = []
+        start = 0
+        for end, piece_counts in zip(ends, counts.tolist(), strict=True):
+            out.append(
+                FastScalars(
+                    index[start:end],
+                    group[start:end],
+                    steps[start:end],
+                    walls[start:end],
+                    values[start:end],
+                    self.tags,
+                    self.metadata,
+                    piece_counts,
+                )
+            )
+            start = end
+        return out
 
 
 def _varint(u8: npt.NDArray[np.uint8], pos: IntArray) -> tuple[IntArray, IntArray]:

@@ -58,7 +58,6 @@ _MAX_PROBLEMS = 100
 _GUARD = 4  # the last record's masked CRC: it changes when a file is rewritten in place
 _HEAD = struct.Struct("<III")  # a record's length (low, high words) and length CRC
 _TAILS = 4096  # grown files read together (each tail at most CHUNK bytes)
-_FEW_GROUPS = 64  # up to this many (tag, metadata) groups in a joint pass: no renumbering
 
 
 @dataclass
@@ -241,62 +240,6 @@ class _Tail:
     done: int = 0  # the file offset after their last complete record
 
 
-def _subset(fast: FastScalars, lo: int, hi: int) -> FastScalars:
-    """The bulk-decoded scalars of records ``lo .. hi - 1``, numbered from ``lo``."""
-    a, b = np.searchsorted(fast.index, [lo, hi]).tolist()
-    if len(fast.tags) <= _FEW_GROUPS:  # the collector passes over the groups a run lacks
-        return fast.rows(a, b, lo)
-    groups, inverse = np.unique(fast.group[a:b], return_inverse=True)
-    return FastScalars(
-        fast.index[a:b] - lo,
-        inverse.reshape(-1).astype(np.int64),
-        fast.steps[a:b],
-        fast.wall_times[a:b],
-        fast.values[a:b],
-        [fast.tags[g] for g in groups.tolist()],
-        [fast.metadata[g] for g in groups.tolist()],
-    )
-
-
-def _per_tail(fast: FastScalars, tails: list[_Tail]) -> list[FastScalars | None]:
-    """Each tail's share of the joint pass's bulk-decoded scalars, numbered from its first
-    record. With few groups, the rows are put in (tail, group) order by one sort for all the
-    tails, so that each tail's collector files views of them without sorting its own."""
-    groups = len(fast.tags)
-    if groups > _FEW_GROUPS:
-        return [_subset(fast, *t.records) for t in tails]
-    firsts = np.array([t.records[0] for t in tails], np.int64)
-    # The tail of each row: the last whose first record is at or before it (empty tails,
-    # which share their first with the next, are passed over).
-    tail = np.searchsorted(firsts, fast.index, side="right") - 1
-    key = tail * groups + fast.group
-    if len(tails) * groups <= 1 << 16:
-        key = key.astype(np.uint16)  # a stable sort of 16-bit keys is a radix sort
-    order = np.argsort(key, kind="stable")
-    index = fast.index[order] - firsts[tail[order]]
-    group, steps = fast.group[order], fast.steps[order]
-    walls, values = fast.wall_times[order], fast.values[order]
-    counts = np.bincount(key, minlength=len(tails) * groups).reshape(len(tails), groups)
-    ends = np.cumsum(counts.sum(axis=1)).tolist()
-    out: list[FastScalars | None] = []
-    start = 0
-    for end, tail_counts in zip(ends, counts.tolist(), strict=True):
-        out.append(
-            FastScalars(
-                index[start:end],
-                group[start:end],
-                steps[start:end],
-                walls[start:end],
-                values[start:end],
-                fast.tags,
-                fast.metadata,
-                tail_counts,
-            )
-        )
-        start = end
-    return out
-
-
 def _chained(buf: bytes, tails: list[_Tail]) -> tuple[IntArray, IntArray] | None:
     """Payload starts and ends of the joined tails, framed at once, when each is a whole
     number of records (:func:`~._framing.segment_records`); else None (a torn tail,
@@ -389,7 +332,9 @@ def _read_tails(fs: FileSystem, tails: list[_Tail], checked: Any) -> list[_Tail]
             count = t.records[1] - t.records[0]
             t.records, n = (n, n + count), n + count
     fast = match_scalars(buf, begin, stop, checked) if begin.size else None
-    subsets = _per_tail(fast, good) if fast is not None else [None] * len(good)
+    subsets: list[FastScalars | None] = [None] * len(good)
+    if fast is not None:
+        subsets[:] = fast.pieces([*(t.records[0] for t in good), begin.size])
     for t, subset in zip(good, subsets, strict=True):
         lo, hi = t.records
         f, run = t.file, t.run
