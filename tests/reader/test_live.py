@@ -334,3 +334,68 @@ def test_runs_growing_together_with_other_plugins_float_tensors(tmp_path: Path) 
     _same(live.load(), reader.load(tmp_path))
     assert live.scalars()[("r2", "loss")].steps.tolist() == list(range(40))
     assert ("r0", "other") in live.tensors() and ("r0", "other") not in live.scalars()
+
+
+def _two_values(step: int, tag: str, value: float) -> bytes:
+    """A scalar event the bulk decoder leaves to protobuf: two values in one summary."""
+    ev = Event(wall_time=WALL + step, step=step)
+    ev.summary.value.add(tag=tag, simple_value=value)
+    ev.summary.value.add(tag=tag, simple_value=-value)
+    return bytes(frame_record(ev.SerializeToString()))
+
+
+def _histogram(step: int) -> bytes:
+    ev = Event(wall_time=WALL + step, step=step)
+    ev.summary.value.add(tag="h").histo.bucket.extend([1.0, 2.0])
+    return bytes(frame_record(ev.SerializeToString()))
+
+
+@pytest.mark.parametrize("kinds", [["scalars"], None])
+def test_tails_filed_straight_into_grown_series_equal_a_fresh_read(
+    tmp_path: Path, kinds: list[str] | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tail of nothing but known tags' bulk-decoded scalars (and records the Reader passes
+    over) goes straight into the growing arrays; a new tag, a scalar only protobuf decodes, a
+    histogram the Reader keeps, or parts not shaped yet (refresh() without scalars()) take the
+    collector's way. Each round equals a fresh read."""
+    paths = []
+    for r in range(6):
+        (tmp_path / f"r{r}").mkdir()
+        path = tmp_path / f"r{r}" / "events.out.tfevents.1.h"
+        path.write_bytes(b"".join(_event(s, tag=f"t{s % 2}", value=s + r) for s in range(20)))
+        paths.append(path)
+    from npsummary.reader import _live
+
+    straight: list[tuple[str, bool]] = []
+    append = _live._Run.append_scalars
+
+    def spy(run: Any, *args: Any) -> bool:
+        straight.append((run.data.name, append(run, *args)))
+        return straight[-1][1]
+
+    monkeypatch.setattr(_live._Run, "append_scalars", spy)
+    live = reader.Reader(tmp_path, kinds=kinds)
+    live.scalars()
+    want_kinds = kinds or list(reader.KINDS)
+    for round_ in range(4):
+        steps = range(20 + 10 * round_, 30 + 10 * round_)
+        for r, path in enumerate(paths):
+            more = [_event(s, tag=f"t{s % 2}", value=s * (r + 1) / 7) for s in steps]
+            if r == 1:
+                more.insert(3, _histogram(steps[3]))
+            if r == 2 and round_ == 1:
+                more.insert(5, _event(steps[5], tag="new", value=1.5))
+            if r in (3, 4):
+                more.insert(4, _two_values(steps[4], "t0", 2.5))
+            _append(path, b"".join(more))
+            if r == 4:
+                live.refresh()  # read by the collector, not shaped: its parts wait
+                _append(path, _event(steps[-1], tag="t1", value=9.0))
+        _same(live.load(), reader.load(tmp_path, kinds=want_kinds))
+        went = dict(straight)  # each run's last tail
+        assert went["r0"] and went["r5"] and not went["r3"] and not went["r4"], went
+        # The histogram's tag is new in round 0; then it is passed over, or kept.
+        assert went["r1"] == (kinds is not None and round_ > 0)
+        assert went["r2"] == (round_ != 1)  # a new tag
+        straight.clear()
+    assert live.scalars()[("r3", "t0")].values.size == 10 + 4 * (5 + 2)

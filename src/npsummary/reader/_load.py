@@ -218,6 +218,63 @@ class _Collector:
                 self._keep(tag, index[lo:hi] + self.seq, *parts)
         return np.sort(np.concatenate(back)) if back else np.zeros(0, np.int64)
 
+    def known_tail(
+        self, batch: RecordBatch, fast: FastScalars
+    ) -> list[tuple[str, int, int]] | None:
+        """When filing ``batch`` (``fast``: its scalars, in group order) would add nothing but
+        ``fast``'s rows to tags this run has kept scalars of before, each group's tag and rows
+        (``lo .. hi - 1``): every row is of such a tag, and every other record an Event whose
+        values are all of known tags and passed over (another kind, a tag not wanted, metadata
+        only). Else None. Nothing is filed or counted either way."""
+        if fast.group_counts is None:
+            return None
+        known = self.run.plugins
+        groups: list[tuple[str, int, int]] = []
+        hi = 0
+        for count, tag, meta in zip(fast.group_counts, fast.tags, fast.metadata, strict=True):
+            lo, hi = hi, hi + count
+            if not count:
+                continue
+            if tag not in self.run.scalars or not self.wanted(tag):
+                return None
+            try:
+                self._metadata(meta)
+            except Exception:  # corrupt metadata: batch() sends these to the general path
+                return None
+            if kind_of("simple_value" if meta is None else "tensor", known[tag][0]) != "scalars":
+                return None
+            groups.append((tag, lo, hi))
+        n = batch.starts.size
+        if fast.index.size != n:
+            rest = np.ones(n, bool)
+            rest[fast.index] = False
+            buf = batch.buf
+            for a, b in zip(batch.starts[rest].tolist(), batch.ends[rest].tolist(), strict=True):
+                try:
+                    event = proto.Event.FromString(buf[a:b])
+                except Exception:  # batch() counts it
+                    return None
+                if event.HasField("summary") and not all(
+                    map(self._passed_over, event.summary.value)
+                ):
+                    return None
+        return groups
+
+    def _passed_over(self, value: Any) -> bool:
+        """Whether :meth:`_value` keeps nothing of ``value``, a value of a tag already known."""
+        known = self.run.plugins.get(value.tag)
+        return known is not None and self._kept_kind(value, known[0]) is None
+
+    def _kept_kind(self, value: Any, plugin: str) -> str | None:
+        """The kind ``value`` (of a tag of ``plugin``) is kept as, or None if it is not."""
+        oneof = value.WhichOneof("value")
+        kind = kind_of(oneof, plugin)
+        if oneof is None and kind != "hparams":
+            return None  # metadata only: nothing to read
+        if kind not in self.kinds or not self.wanted(value.tag):
+            return None
+        return kind
+
     def _metadata(self, meta: bytes | None) -> Any | None:
         """A group's SummaryMetadata (None for legacy values, or without plugin data), parsed
         once per distinct bytes in the run (a live run meets the same few in every refresh).
@@ -245,15 +302,12 @@ class _Collector:
 
     def _value(self, value: Any, seq: int, step: int, wall: float, path: str, offset: int) -> None:
         tag = value.tag
-        oneof = value.WhichOneof("value")
         plugin = self.plugin(tag, value.metadata if value.HasField("metadata") else None)
-        kind = kind_of(oneof, plugin)
-        if oneof is None and kind != "hparams":
-            return  # metadata only: nothing to read
-        if kind not in self.kinds or not self.wanted(tag):
+        kind = self._kept_kind(value, plugin)
+        if kind is None:
             return
         try:
-            item = convert(kind, value, oneof)
+            item = convert(kind, value, value.WhichOneof("value"))
             if self.decode:
                 item = decode_media(kind, item, self.max_image_pixels)
         except Exception as exc:  # whatever a plugin's content makes a decoder raise
