@@ -357,7 +357,7 @@ def _read_tails(fs: FileSystem, tails: list[_Tail], checked: Any) -> list[_Tail]
         lo, hi = t.records
         f, run = t.file, t.run
         batch = RecordBatch(f.path, buf, begin[lo:hi], stop[lo:hi], f.done - t.at)
-        if hi > lo and not (subset is not None and run.append_scalars(batch, subset)):
+        if hi > lo and (subset is None or not run.append_scalars(batch, subset)):
             stats = ReadStats()
             run.collector.stats = stats
             try:
