@@ -554,14 +554,16 @@ def test_binned_values_outside_edges_stay_in_stats() -> None:
         (True, TypeError, "bool"),
         ([3.0, 1.0], ValueError, "non-decreasing"),
         ([0.0, np.nan, 1.0], ValueError, "NaN"),
+        ([0.0, np.nan], ValueError, "NaN"),
         ([[0.0, 1.0]], ValueError, "1-D"),
         ([1.0], ValueError, "at least 2"),
         (["a", "b"], TypeError, "real numbers"),
     ],
 )
 def test_binned_bins_validation(bins: object, exc: type, match: str) -> None:
-    with pytest.raises(exc, match=match):
+    with pytest.raises(exc, match=match) as raised:
         H.binned_histogram([1.0, 2.0], bins)  # type: ignore[arg-type]
+    assert "bins" in str(raised.value)  # the argument is named (the explore profile's find)
 
 
 def test_binned_max_bins_validation() -> None:

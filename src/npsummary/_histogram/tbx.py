@@ -309,7 +309,7 @@ def _parse_bins(bins: object) -> int | str | F64Array:
             f"bins: bin edges must be 1-D with at least 2 entries, got shape {edges.shape}"
         )
     if np.isnan(edges).any():
-        raise ValueError(f"bin edges must not contain NaN, got {edges.tolist()!r}")
+        raise ValueError(f"bins: bin edges must not contain NaN, got {edges.tolist()!r}")
     if np.any(edges[1:] < edges[:-1]):
         raise ValueError(f"bins: bin edges must be non-decreasing, got {edges.tolist()!r}")
     return edges
