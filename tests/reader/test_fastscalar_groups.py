@@ -36,6 +36,18 @@ def test_groups_are_exactly_the_equal_rows(width: int, picks: list[int], seed: i
     assert set(inverse.tolist()) == set(range(first.size))
 
 
+@pytest.mark.parametrize("odd", [None, 0, 5, 63])
+def test_rows_all_equal_are_one_group_and_one_odd_row_another(odd: int | None) -> None:
+    rows = np.tile(np.array([[7, 1 << 63, 0]], np.uint64), (64, 1))
+    if odd is not None:
+        rows[odd, 2] = 1
+    first, inverse = _group_words(rows.copy())
+    assert (rows == rows[first][inverse]).all()
+    assert first.size == (1 if odd is None else 2)
+    if odd is not None:
+        assert np.flatnonzero(inverse != inverse[(odd + 1) % 64]).tolist() == [odd]
+
+
 def test_colliding_buckets_are_split() -> None:
     rows = np.arange(64, dtype=np.uint64).reshape(-1, 1)  # 64 rows, at most 128 buckets
     first, inverse = _group_words(rows.copy())

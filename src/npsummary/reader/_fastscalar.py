@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -181,7 +182,7 @@ _ONES = np.uint64(0x0101010101010101)
 def _short_varints(u8: npt.NDArray[np.uint8], pos: IntArray) -> tuple[IntArray, IntArray]:
     """As :func:`_varint`, reading each varint as one little-endian word: branch-free for the
     varints of up to 8 bytes (steps below 2**56); the longer ones go through :func:`_varint`."""
-    word = np.ndarray((u8.size - 7, 8), np.uint8, u8, strides=(1, 1))[pos].view("<u8").reshape(-1)
+    word = np.ndarray((u8.size - 7,), "<u8", u8, strides=(1,))[pos]  # the 8 bytes at each
     stops = ~word & _HIGH  # the high bit of every byte that ends a varint
     last = stops & (~stops + np.uint64(1))  # the first of them
     mask = (last << np.uint64(1)) - np.uint64(1)  # the varint's bytes (0 - 1: all eight)
@@ -297,11 +298,26 @@ def _rows(u8: npt.NDArray[np.uint8], starts: IntArray, width: int) -> npt.NDArra
     return rows
 
 
+def _column(rows: npt.NDArray[np.uint8], at: int, dtype: str) -> npt.NDArray[Any]:
+    """The little-endian ``dtype`` at byte ``at`` of each row of ``rows`` (C-contiguous, not
+    empty, the value inside each row): a strided view, read without a copy of the bytes."""
+    view: npt.NDArray[Any] = np.ndarray(
+        (rows.shape[0],), dtype, rows, offset=at, strides=(rows.strides[0],)
+    )
+    return view
+
+
 def _group_words(masked: U64Array) -> tuple[IntArray, IntArray]:
-    """Group identical rows of ``masked``: (a row of each group, group of each row). Rows are
-    bucketed by up to 16 bits of a hash (counted, no sort), then compared with a row of their
-    bucket; the rare rows that differ from it (a hash collision) are grouped exactly."""
+    """Group identical rows of ``masked``: (a row of each group, group of each row). Most
+    often every row is the first (one tag per layout): that is checked first. Otherwise rows
+    are bucketed by up to 16 bits of a hash (counted, no sort), then compared with a row of
+    their bucket; the rare rows that differ from it (a hash collision) are grouped exactly."""
     m, w = masked.shape
+    differs = np.zeros(m, np.uint64)
+    for j in range(w):
+        differs |= masked[:, j] ^ masked[0, j]
+    if not differs.any():
+        return np.zeros(1, np.int64), np.zeros(m, np.int64)
     h = np.full(m, 0x9E3779B97F4A7C15, np.uint64)
     for j in range(w):
         h ^= masked[:, j]
@@ -400,7 +416,7 @@ class _Matcher:
             return
         if after + 10 > length:
             return
-        head = np.ascontiguousarray(rows[:, after : after + 8]).view("<u8").reshape(-1)
+        head = _column(rows, after, "<u8").copy()  # a copy: _decode may mask rows in place
         if after + 12 <= length:
             tensor = (head | _TF2_EITHER) == _TF2_WORD
             self._decode(rows, which, tensor, length, step_len, after + 8, False)
@@ -427,9 +443,8 @@ class _Matcher:
                 return
             rows, which = rows[pick], which[pick]
         size = 8 if double else 4
-        self.walls[which] = np.ascontiguousarray(rows[:, 1:9]).view("<f8").reshape(-1)
-        value = np.ascontiguousarray(rows[:, offset : offset + size])
-        self.values[which] = value.view("<f8" if double else "<f4").reshape(-1)
+        self.walls[which] = _column(rows, 1, "<f8")
+        self.values[which] = _column(rows, offset, "<f8" if double else "<f4")
         keep = np.zeros(rows.shape[1], np.uint8)
         keep[:length] = 0xFF
         keep[1:9] = 0  # wall time

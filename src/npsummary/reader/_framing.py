@@ -163,6 +163,12 @@ _WALL_TIME_KEY = 0x09  # an Event's field 1 (wall_time, fixed64): the first byte
 # Event TensorFlow, tensorboardX, torch or npsummary writes (a zero wall time is left out)
 
 
+def _words32(u8: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint32]:
+    """The little-endian uint32 starting at every byte of ``u8`` but the last three (a view)."""
+    words: npt.NDArray[np.uint32] = np.ndarray((max(u8.size - 3, 0),), "<u4", u8, strides=(1,))
+    return words
+
+
 def _event_headers(buf: bytes) -> tuple[IntArray, IntArray]:
     """Positions and lengths of the valid headers followed by an Event's first byte: the
     candidates are the (few) positions 12 bytes before a 0x09 byte, instead of every window
@@ -172,20 +178,9 @@ def _event_headers(buf: bytes) -> tuple[IntArray, IntArray]:
         empty = np.zeros(0, np.int64)
         return empty, empty
     p = np.flatnonzero(u8[_HEADER:] == _WALL_TIME_KEY)
-    high = u8[p + 4] | u8[p + 5] | u8[p + 6] | u8[p + 7]
-    p = p[high == 0]
-    lengths = (
-        u8[p].astype(np.uint32)
-        | (u8[p + 1].astype(np.uint32) << 8)
-        | (u8[p + 2].astype(np.uint32) << 16)
-        | (u8[p + 3].astype(np.uint32) << 24)
-    )
-    crcs = (
-        u8[p + 8].astype(np.uint32)
-        | (u8[p + 9].astype(np.uint32) << 8)
-        | (u8[p + 10].astype(np.uint32) << 16)
-        | (u8[p + 11].astype(np.uint32) << 24)
-    )
+    words = _words32(u8)
+    p = p[words[p + 4] == 0]  # the length's high word
+    lengths, crcs = words[p], words[p + 8]
     ok = length_crc_ok(lengths, crcs)
     return p[ok].astype(np.int64), lengths[ok].astype(np.int64)
 
@@ -277,9 +272,7 @@ def raw_crcs(buf: bytes, starts: IntArray, ends: IntArray) -> IntArray:
 
 def stored_crcs(buf: bytes, ends: IntArray) -> IntArray:
     """The masked payload CRCs stored after each payload."""
-    u8 = np.frombuffer(buf, np.uint8)
-    windows = np.lib.stride_tricks.sliding_window_view(u8, 4)[ends]
-    stored: IntArray = windows.view("<u4").reshape(-1).astype(np.int64)
+    stored: IntArray = _words32(np.frombuffer(buf, np.uint8))[ends].astype(np.int64)
     return stored
 
 
