@@ -450,8 +450,10 @@ class _Matcher:
         keep[1:9] = 0  # wall time
         keep[10 : 10 + step_len] = 0  # step varint (empty without a step field)
         keep[offset : offset + size] = 0
+        # In place: the caller's rows when every one is picked (then no other layout of the
+        # caller can pick any), else this call's copy.
         masked = rows.view("<u8")
-        masked &= keep.view("<u8")  # rows are this call's own copy
+        masked &= keep.view("<u8")
         first, inverse = _group_words(masked)
         ids = np.empty(first.size, np.int64)
         for g, r in enumerate(which[first].tolist()):
