@@ -364,16 +364,27 @@ def test_tails_filed_straight_into_grown_series_equal_a_fresh_read(
         path = tmp_path / f"r{r}" / "events.out.tfevents.1.h"
         path.write_bytes(b"".join(_event(s, tag=f"t{s % 2}", value=s + r) for s in range(20)))
         paths.append(path)
-    from npsummary.reader import _live
+    from npsummary.reader import _load
 
+    # Which way each tail went: a tail's batch is offered a straight way (the Reader's tails
+    # are); it went straight when that way took its scalars.
     straight: list[tuple[str, bool]] = []
-    append = _live._Run.append_scalars
+    batch = _load._Collector.batch
 
-    def spy(run: Any, *args: Any) -> bool:
-        straight.append((run.data.name, append(run, *args)))
-        return straight[-1][1]
+    def spy(collector: Any, records: Any, fast: Any = None, take: Any = None) -> None:
+        if take is None:
+            batch(collector, records, fast)
+            return
+        straight.append((collector.run.name, False))
+        mark = len(straight) - 1
 
-    monkeypatch.setattr(_live._Run, "append_scalars", spy)
+        def taken(*args: Any) -> bool:
+            straight[mark] = (collector.run.name, take(*args))
+            return straight[mark][1]
+
+        batch(collector, records, fast, taken)
+
+    monkeypatch.setattr(_load._Collector, "batch", spy)
     live = reader.Reader(tmp_path, kinds=kinds)
     live.scalars()
     want_kinds = kinds or list(reader.KINDS)

@@ -198,14 +198,12 @@ class _Run:
             torn = f"{f.path}: torn tail of "
             f.problems += [p for p in stats.problems if not p.startswith(torn)]
 
-    def append_scalars(self, batch: RecordBatch, fast: FastScalars) -> bool:
-        """File ``batch`` straight into the series' growing arrays when all it adds are
-        ``fast``'s rows, to tags already shaped and not grown since (see
-        :meth:`_Collector.known_tail`): what the collector and :meth:`shaped` would do, without
-        the parts between them. False, with nothing filed, otherwise."""
-        groups = self.collector.known_tail(batch, fast)
-        if groups is None:
-            return False
+    def append_scalars(self, fast: FastScalars, groups: list[tuple[str, int, int]]) -> bool:
+        """File a batch's scalars (``groups``: tags and rows of ``fast``, every tag one the run
+        kept before; see :meth:`_Collector.batch`) straight into the series' growing arrays,
+        when every tag was shaped and has not grown since: what the collector and
+        :meth:`shaped` would do, without the parts between them. False, with nothing filed,
+        otherwise."""
         for tag, _, _ in groups:
             if tag not in self.scalars or len(self.data.scalars[tag].seq) != 1:
                 return False  # new, or parts not shaped yet: they come first
@@ -213,7 +211,6 @@ class _Run:
             grown = self.scalars[tag]
             grown.append(fast.steps[lo:hi], fast.wall_times[lo:hi], fast.values[lo:hi])
             self.series[("scalars", tag)] = (1, grown.series())
-        self.collector.seq += batch.starts.size
         return True
 
     def shaped(self) -> dict[tuple[str, str], Any]:
@@ -356,12 +353,12 @@ def _read_tails(fs: FileSystem, tails: list[_Tail], checked: Any) -> list[_Tail]
     for t, subset in zip(good, subsets, strict=True):
         lo, hi = t.records
         f, run = t.file, t.run
-        batch = RecordBatch(f.path, buf, begin[lo:hi], stop[lo:hi], f.done - t.at)
-        if hi > lo and (subset is None or not run.append_scalars(batch, subset)):
+        if hi > lo:
             stats = ReadStats()
             run.collector.stats = stats
+            batch = RecordBatch(f.path, buf, begin[lo:hi], stop[lo:hi], f.done - t.at)
             try:
-                run.collector.batch(batch, subset)
+                run.collector.batch(batch, subset, run.append_scalars)
             except BaseException:  # strict: a bad value
                 run.broken = True
                 raise

@@ -26,6 +26,10 @@ from ._values import KINDS, convert, decode_media, kind_of
 
 __all__ = ["Options", "RunData", "iter_run_data", "load_runs", "merge_stats", "read_run"]
 
+#: Takes a batch's bulk-decoded scalars, grouped: ``(fast, [(tag, lo, hi), ...])``; True when
+#: it filed them (see :meth:`_Collector.batch`).
+Straight = Callable[[FastScalars, list[tuple[str, int, int]]], bool]
+
 
 @dataclass
 class _ScalarParts:
@@ -113,13 +117,19 @@ class _Collector:
             self.run.plugins[tag] = known
         return known[0]
 
-    def batch(self, batch: RecordBatch, fast: FastScalars | None = None) -> None:
+    def batch(
+        self, batch: RecordBatch, fast: FastScalars | None = None, straight: Straight | None = None
+    ) -> None:
         """Decode the (CRC-checked) records of a batch; ``fast``: its scalars, already
         bulk-decoded (with those of other files: see :func:`read_runs`).
 
         Bulk-decoded scalars and protobuf-parsed records are filed so that a tag's kind still
         comes from its first value in file order: the parsed records are read first, and a tag
-        first met in this batch takes the metadata of whichever path saw it first."""
+        first met in this batch takes the metadata of whichever path saw it first.
+
+        ``straight``: when all the batch adds is ``fast``'s rows (grouped) to tags this run has
+        kept scalars of before (see :meth:`_known_groups`), it is offered each group's tag and
+        rows; if it takes them (returns True), nothing else is filed."""
         n = batch.starts.size
         if fast is None and n >= 64:
             fast = match_scalars(batch.buf, batch.starts, batch.ends, self._checked)
@@ -133,6 +143,11 @@ class _Collector:
             rest = np.flatnonzero(slow)
         events = self._parse(batch, rest)
         if fast is not None and fast.index.size:
+            if straight is not None:
+                groups = self._known_groups(fast, events)
+                if groups is not None and straight(fast, groups):
+                    self.seq += n
+                    return
             back = self._fast(fast, self._first_seen(events))
             events.update(self._parse(batch, back))
         for i in sorted(events):
@@ -202,7 +217,7 @@ class _Collector:
             if earlier is not None and earlier[0] < int(index[lo]):
                 self.plugin(tag, earlier[1])
             plugin = self.plugin(tag, md)
-            if kind_of("simple_value" if meta is None else "tensor", plugin) != "scalars":
+            if not _scalar_group(meta, plugin):
                 back.append(index[lo:hi])
                 continue
             if "scalars" in self.kinds and self.wanted(tag):
@@ -218,14 +233,14 @@ class _Collector:
                 self._keep(tag, index[lo:hi] + self.seq, *parts)
         return np.sort(np.concatenate(back)) if back else np.zeros(0, np.int64)
 
-    def known_tail(
-        self, batch: RecordBatch, fast: FastScalars
+    def _known_groups(
+        self, fast: FastScalars, events: dict[int, Any]
     ) -> list[tuple[str, int, int]] | None:
-        """When filing ``batch`` (``fast``: its scalars, in group order) would add nothing but
-        ``fast``'s rows to tags this run has kept scalars of before, each group's tag and rows
-        (``lo .. hi - 1``): every row is of such a tag, and every other record an Event whose
-        values are all of known tags and passed over (another kind, a tag not wanted, metadata
-        only). Else None. Nothing is filed or counted either way."""
+        """When ``fast``'s rows are in group order, every group is of a tag this run has kept
+        scalars of before and would be kept again (:meth:`_fast`'s rule), and every value of
+        ``events`` (the batch's other records) is of a known tag and passed over (another
+        kind, a tag not wanted, metadata only): each group's tag and rows (``lo .. hi - 1``).
+        Else None."""
         if fast.group_counts is None:
             return None
         known = self.run.plugins
@@ -239,25 +254,14 @@ class _Collector:
                 return None
             try:
                 self._metadata(meta)
-            except Exception:  # corrupt metadata: batch() sends these to the general path
+            except Exception:  # corrupt metadata: _fast sends these to the general path
                 return None
-            if kind_of("simple_value" if meta is None else "tensor", known[tag][0]) != "scalars":
+            if not _scalar_group(meta, known[tag][0]):
                 return None
             groups.append((tag, lo, hi))
-        n = batch.starts.size
-        if fast.index.size != n:
-            rest = np.ones(n, bool)
-            rest[fast.index] = False
-            buf = batch.buf
-            for a, b in zip(batch.starts[rest].tolist(), batch.ends[rest].tolist(), strict=True):
-                try:
-                    event = proto.Event.FromString(buf[a:b])
-                except Exception:  # batch() counts it
-                    return None
-                if event.HasField("summary") and not all(
-                    map(self._passed_over, event.summary.value)
-                ):
-                    return None
+        for event in events.values():
+            if event.HasField("summary") and not all(map(self._passed_over, event.summary.value)):
+                return None
         return groups
 
     def _passed_over(self, value: Any) -> bool:
@@ -332,6 +336,12 @@ class _Collector:
             raise CorruptRecordError(f"{path}: {where}: {reason}", offset) from exc
         self.stats.bad_values += 1
         self.stats.note(f"{path}: {where} skipped: {reason}")
+
+
+def _scalar_group(meta: bytes | None, plugin: str) -> bool:
+    """Whether a bulk-decoded group (``meta``: its serialized metadata, None for legacy
+    values) of a tag of ``plugin`` holds scalars (not another plugin's float tensors)."""
+    return kind_of("simple_value" if meta is None else "tensor", plugin) == "scalars"
 
 
 @dataclass(frozen=True)
