@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 import bench_sweep  # beside this script: its sweeps and their cache
 import numpy as np
@@ -27,11 +28,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _smallest(fn: object, repeat: int) -> float:
+def _smallest(fn: Callable[[], object], repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
         start = time.process_time()
-        fn()  # type: ignore[operator]
+        fn()
         best = min(best, time.process_time() - start)
     return best
 
